@@ -1,0 +1,75 @@
+"""Hypothesis strategies shared by the tests: terms, extended values, words, arbitrary DTs.
+
+Data values come from a small set of floats so that random words exercise
+equalities and signs; every strategy is deterministic under the ``ci`` profile.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+
+from dt.model import DT, EPS, INIT, Transition
+from dt.terms import OPS, Apply, Const, Cur, Term, Var
+from dt.values import BOT, TOP
+
+DATA = [-2.0, -1.0, -0.5, 0.0, 1.0, 2.0, 3.0]
+TAGS = ("a", "b", "c")
+
+data_values = st.sampled_from(DATA)
+extended_values = st.one_of(st.just(BOT), st.just(TOP), data_values)
+
+_SAFE_OPS = ["add", "sub", "mul", "min", "max", "neg", "lt", "eq", "if", "fst", "snd", "abs"]
+
+
+def terms(variables: list[Var] | tuple[Var, ...], *, allow_cur: bool, max_leaves: int = 4):
+    """Random terms over ``variables`` (and ``cur`` if allowed), every variable optional."""
+    leaves = [st.builds(Const, data_values)]
+    if variables:
+        leaves.append(st.sampled_from(list(variables)))
+    if allow_cur:
+        leaves.append(st.just(Cur()))
+    leaf = st.one_of(*leaves)
+
+    def extend(children):
+        return st.sampled_from(_SAFE_OPS).flatmap(
+            lambda op: st.tuples(*[children] * OPS[op].arity).map(lambda args: Apply(op, args))
+        )
+
+    return st.recursive(leaf, extend, max_leaves=max_leaves)
+
+
+def alphabets(min_size: int = 2, max_size: int = 3):
+    return st.integers(min_size, max_size).map(lambda n: TAGS[:n])
+
+
+def words(alphabet: tuple[str, ...], max_len: int = 7):
+    """Data words: lists of (tag, float)."""
+    return st.lists(st.tuples(st.sampled_from(alphabet), data_values), max_size=max_len)
+
+
+@st.composite
+def arbitrary_dts(draw, alphabet: tuple[str, ...] | None = None, max_states: int = 5,
+                  max_transitions: int = 8) -> DT:
+    """Any valid DT: cycles through primed variables, unprimed reads, init and eps transitions."""
+    if alphabet is None:
+        alphabet = draw(alphabets(1, 3))
+    n = draw(st.integers(1, max_states))
+    states = tuple(f"q{k}" for k in range(n))
+    initial = tuple(draw(st.lists(st.sampled_from(states), unique=True, max_size=min(n, 2))))
+    final = tuple(draw(st.lists(st.sampled_from(states), unique=True, min_size=1,
+                                max_size=min(n, 2))))
+    transitions = []
+    for _ in range(draw(st.integers(0, max_transitions))):
+        label = draw(st.sampled_from([*alphabet, INIT, EPS]))
+        stepwise = label not in (INIT, EPS)
+        pool = [Var(q, True) for q in states] + ([Var(q) for q in states] if stepwise else [])
+        sources = draw(st.lists(st.sampled_from(pool), unique=True, max_size=2))
+        term = draw(terms(sources, allow_cur=stepwise, max_leaves=3))
+        sources = sorted(set(sources) | term.variables(), key=str)
+        target = draw(st.sampled_from(states))
+        transitions.append(Transition(label, frozenset(sources), target, term))
+    return DT(alphabet, states, initial, final, tuple(transitions))
+
+
+def initial_vectors(dt: DT, values=extended_values):
+    return st.tuples(*[values] * len(dt.initial))
