@@ -69,7 +69,9 @@ class Builder:
         v = Var(source, primed=True)
         self.add(on, [v], target, v)
 
-    def freeze(self, initial: Iterable[str], final: Iterable[str], facts: Facts = Facts()) -> DT:
+    def freeze(
+        self, initial: Iterable[str], final: Iterable[str], facts: Facts | None = None
+    ) -> DT:
         """The immutable DT; validation happens here."""
         return DT(
             self.alphabet,
@@ -77,5 +79,5 @@ class Builder:
             tuple(initial),
             tuple(final),
             tuple(self._transitions),
-            facts,
+            facts or Facts(),
         )

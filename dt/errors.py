@@ -13,6 +13,7 @@ __all__ = [
     "PreconditionError",
     "SourceError",
     "TermSyntaxError",
+    "render_location",
 ]
 
 
@@ -31,13 +32,17 @@ class SourceError(ValueError):
         self.text = text
         self.line = line
         self.column = column
-        super().__init__(self._render())
+        super().__init__(render_location(message, text, line, column))
 
-    def _render(self) -> str:
-        lines = self.text.splitlines() or [""]
-        src = lines[self.line - 1] if 0 < self.line <= len(lines) else ""
-        caret = " " * max(self.column - 1, 0) + "^"
-        return f"{self.message} at line {self.line}, column {self.column}\n  {src}\n  {caret}"
+
+def render_location(message: str, text: str, line: int, column: int) -> str:
+    """``message at line L, column C`` followed by the source line and a caret under C."""
+    # Split on "\n" only, as lark and json count lines: splitlines() also breaks at
+    # \f, \v, \r, \x1c-\x1e, \x85, \u2028 and would show the wrong source line.
+    lines = text.split("\n")
+    src = lines[line - 1].rstrip("\r") if 0 < line <= len(lines) else ""
+    caret = " " * max(column - 1, 0) + "^"
+    return f"{message} at line {line}, column {column}\n  {src}\n  {caret}"
 
 
 class TermSyntaxError(SourceError):

@@ -35,7 +35,7 @@ from functools import cached_property
 from .errors import DTError
 from .terms import KEYWORDS, Term, Var
 
-__all__ = ["EPS", "INIT", "RESERVED_LABELS", "DT", "Facts", "LabelIndex", "Transition"]
+__all__ = ["DT", "EPS", "INIT", "RESERVED_LABELS", "Facts", "LabelIndex", "Transition"]
 
 INIT = "init"
 """Label of an initial transition (the paper's ``i``)."""

@@ -393,6 +393,9 @@ def parse_term(text: str) -> Term:
         return _to_term(tree)
     except _BadNode as err:
         raise TermSyntaxError(err.message, text, err.line, err.column) from None
+    except RecursionError:
+        # _to_term recurses once per nesting level; report, don't crash (not a ValueError).
+        raise TermSyntaxError("term nested too deeply", text, 1, 1) from None
 
 
 def _syntax_error(text: str, err: Exception) -> TermSyntaxError:
@@ -406,8 +409,8 @@ def _syntax_error(text: str, err: Exception) -> TermSyntaxError:
         isinstance(err, lark.exceptions.UnexpectedToken) and err.token.type == "$END"
     ):
         what = "unexpected end of term"
-        lines = text.splitlines() or [""]
-        line, column = len(lines), len(lines[-1]) + 1
+        lines = text.split("\n")  # as the lexer counts lines (see SourceError)
+        line, column = len(lines), len(lines[-1].rstrip("\r")) + 1
     else:
         assert isinstance(err, lark.exceptions.UnexpectedToken)
         what = f"unexpected {str(err.token)!r}"
@@ -424,7 +427,8 @@ _TOKEN_NAMES = {
     "NAME": "a name", "NUMBER": "a number", "LPAR": "'('", "RPAR": "')'", "COMMA": "','",
     "MINUS": "'-'", "BANG": "'!'", "CMP_OP": "a comparison", "ADD_OP": "'+' or '-'",
     "MUL_OP": "'*', '/' or '%'", "OROR": "'||'", "AMPAMP": "'&&'", "CUR": "'cur'",
-    "TRUE": "'true'", "FALSE": "'false'", "INF": "'inf'", "NAN": "'nan'", "DOT": "'.'", "$END": "end of term",
+    "TRUE": "'true'", "FALSE": "'false'", "INF": "'inf'", "NAN": "'nan'", "DOT": "'.'",
+    "$END": "end of term",
 }
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 from dt.model import DT, EPS, INIT, Transition
-from dt.terms import OPS, Apply, Const, Cur, Term, Var
+from dt.terms import OPS, Apply, Const, Cur, Var
 from dt.values import BOT, TOP
 
 DATA = [-2.0, -1.0, -0.5, 0.0, 1.0, 2.0, 3.0]
@@ -49,25 +49,31 @@ def words(alphabet: tuple[str, ...], max_len: int = 7):
 
 @st.composite
 def arbitrary_dts(draw, alphabet: tuple[str, ...] | None = None, max_states: int = 5,
-                  max_transitions: int = 8) -> DT:
-    """Any valid DT: cycles through primed variables, unprimed reads, init and eps transitions."""
+                  max_transitions: int = 8, *, acyclic: bool = False) -> DT:
+    """Any valid DT: cycles through primed variables, unprimed reads, init and eps transitions.
+
+    With ``acyclic=True`` a primed source always comes from an earlier state than the
+    target, so the within-step dependency graph is acyclic by construction.
+    """
     if alphabet is None:
         alphabet = draw(alphabets(1, 3))
     n = draw(st.integers(1, max_states))
     states = tuple(f"q{k}" for k in range(n))
     initial = tuple(draw(st.lists(st.sampled_from(states), unique=True, max_size=min(n, 2))))
     final = tuple(draw(st.lists(st.sampled_from(states), unique=True, min_size=1,
-                                max_size=min(n, 2))))
+                                max_size=min(n, 3))))
     transitions = []
     for _ in range(draw(st.integers(0, max_transitions))):
         label = draw(st.sampled_from([*alphabet, INIT, EPS]))
         stepwise = label not in (INIT, EPS)
-        pool = [Var(q, True) for q in states] + ([Var(q) for q in states] if stepwise else [])
-        sources = draw(st.lists(st.sampled_from(pool), unique=True, max_size=2))
+        target = draw(st.integers(0, n - 1))
+        pool = [Var(q, True) for q in (states[:target] if acyclic else states)]
+        if stepwise:
+            pool += [Var(q) for q in states]
+        sources = draw(st.lists(st.sampled_from(pool), unique=True, max_size=3)) if pool else []
         term = draw(terms(sources, allow_cur=stepwise, max_leaves=3))
         sources = sorted(set(sources) | term.variables(), key=str)
-        target = draw(st.sampled_from(states))
-        transitions.append(Transition(label, frozenset(sources), target, term))
+        transitions.append(Transition(label, frozenset(sources), states[target], term))
     return DT(alphabet, states, initial, final, tuple(transitions))
 
 

@@ -1,0 +1,19 @@
+# The two entry points of README.md. Both run scripts/bootstrap.sh first: it checks
+# for Java (installing it if missing), creates .venv and installs the project.
+
+PYTHON := .venv/bin/python
+
+.PHONY: demo test
+
+demo:
+	scripts/bootstrap.sh
+	$(PYTHON) -m qre.demo
+
+# ruff first (seconds), then the whole suite. pytest exits 5 when it collects no
+# tests; that is a failure here too, and says so.
+test:
+	scripts/bootstrap.sh
+	$(PYTHON) -m ruff check .
+	$(PYTHON) -m pytest -q; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
+	exit $$rc

@@ -1,0 +1,394 @@
+"""Running a data transducer over an event stream: :class:`Monitor` and :class:`Output`.
+
+``Monitor.from_dt(d)`` wraps a DT (hand-written, read from JSON, or built with
+the constructions of §5.2) and runs it through the API of ../shared/API.md:
+``m.run(tags, values)`` returns one output per event, ``m.initial`` is the
+output on the empty stream, ``m.stats`` the sizes of §5.1 (Theorem 5.1).
+
+Semantics (seed 003, §5.1). The initial vector gives 0.0 to every initial
+state; the configuration after the empty stream is Δ_i(x), and each event
+(σ, d) applies Δ_σ(c, d) (Equation 1, least fixpoint). The output after an
+event is the configuration restricted to the final states F.
+
+Output encoding (API.md "Values and outputs"): ``status`` is ``uint8``
+(0 undefined ⊥, 1 defined, 2 conflict ⊤) and ``value`` is ``float64``, NaN
+where ``status != 1``. With exactly one final state both arrays are 1-D
+(one entry per event); with any other number of final states they are 2-D,
+shape ``(n_events, n_final)``, columns in the order of ``Output.final``
+(``dt.final``).
+
+Events. ``tags`` are strings, a pandas Categorical, or a numpy integer array
+of codes into ``m.alphabet`` (the fast path; a code outside
+``0..len(alphabet)-1`` is always an error). ``values`` is a float sequence or
+1-D array (``cur``), or a dict / DataFrame of float columns (``cur.FIELD``);
+every column must have one entry per tag, and columns the DT does not read
+are otherwise ignored. Data are IEEE float64: NaN and ±inf are ordinary
+defined values and flow through the terms (``nan + 1`` is NaN with status 1);
+only ⊥/⊤ come from the DT's structure. Nullable pandas
+columns turn missing entries (``pd.NA``) into NaN; anything that is not a
+number (a string, ``None`` in a Python list, a date) is an error naming its
+row (0-based position) and column.
+
+Unknown tags. A tag outside the alphabet is a ``ValueError`` naming the tag
+and its position. With ``unknown_tags="skip"`` such an event is dropped: the
+configuration is left unchanged and its output row repeats the previous
+output (the initial output for a leading skipped event).
+
+Engines. ``"reference"`` is the worklist interpreter of Figure 25
+(:mod:`dt.reference`), the only engine so far; ``"auto"`` picks the fastest
+ready engine (the reference one for now). ``"table"`` and ``"codegen"``
+arrive with the compiled engines and are refused until then.
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from dt import reference
+from dt.model import DT
+from dt.terms import EventValue
+from dt.values import XValue, decode, encode
+
+__all__ = ["ENGINES", "Monitor", "Output", "Stats", "tag_codes"]
+
+ENGINES = ("auto", "reference", "table", "codegen")
+"""Engine names of API.md; only ``auto`` and ``reference`` run today."""
+
+_READY_ENGINES = ("reference",)
+"""Engines that exist, fastest first: ``auto`` picks the first."""
+
+_UNKNOWN_TAGS = ("error", "skip")
+
+
+@dataclass(frozen=True, eq=False)
+class Output:
+    """Outputs of :meth:`Monitor.run`, one row per event (see the module docstring).
+
+    ``status``/``value`` are 1-D when the DT has exactly one final state and
+    2-D ``(n_events, n_final)`` otherwise; ``final`` names the columns.
+    """
+
+    status: np.ndarray
+    value: np.ndarray
+    final: tuple[str, ...]
+
+    def __len__(self) -> int:
+        return len(self.status)
+
+    def xvalues(self) -> list[tuple[XValue, ...]]:
+        """The outputs as extended values (⊥, float, ⊤): one tuple over ``final`` per event."""
+        status = self.status.reshape(len(self.status), len(self.final))
+        value = self.value.reshape(status.shape)
+        return [tuple(decode(s, v)) for s, v in zip(status, value, strict=True)]
+
+
+@dataclass(frozen=True)
+class Stats:
+    """Sizes of a monitor's DT (seed 003, §5.1 and Theorem 5.1).
+
+    ``states`` |Q|; ``transitions`` |Δ| (an ``eps`` transition counts once);
+    ``size`` the DT size of §5.1; ``registers`` the float registers that hold
+    a configuration (one per state); ``ops_per_event`` the worst case, over
+    the tags σ of the alphabet, of |Δ_σ| plus the term nodes of Δ_σ — the
+    transitions that fire on σ (eps ones included) and the operations they
+    evaluate, i.e. the per-event work bound of Theorem 5.1.
+    """
+
+    states: int
+    transitions: int
+    size: int
+    registers: int
+    ops_per_event: int
+
+
+def _stats(dt: DT) -> Stats:
+    per_tag = [
+        sum(1 + t.term.size for t in dt.on(tag).transitions) for tag in dt.alphabet
+    ]
+    return Stats(
+        states=len(dt.states),
+        transitions=len(dt.transitions),
+        size=dt.size,
+        registers=len(dt.states),
+        ops_per_event=max(per_tag, default=0),
+    )
+
+
+@dataclass(frozen=True)
+class Monitor:
+    """A DT ready to run over event streams; build it with :meth:`from_dt`."""
+
+    dt: DT
+
+    @classmethod
+    def from_dt(cls, d: DT, alphabet: Sequence[str] | None = None) -> Monitor:
+        """A monitor running ``d`` with every initial state set to 0.0 (API.md).
+
+        ``alphabet`` fixes the tag order (the meaning of integer tag codes) and
+        may add tags: it must list every tag of ``d.alphabet``. An added tag
+        fires only ``d``'s ``eps`` transitions, as in the DT over the larger
+        alphabet (§5.1), and ``m.dt`` is that DT.
+        """
+        if not isinstance(d, DT):
+            raise TypeError(f"Monitor.from_dt takes a dt.DT, got {type(d).__name__}")
+        if alphabet is not None:
+            if isinstance(alphabet, str):
+                raise TypeError("alphabet is a list of tags, not a single string")
+            tags = tuple(alphabet)
+            missing = [t for t in d.alphabet if t not in set(tags)]
+            if missing:
+                raise ValueError(f"alphabet lacks tag(s) of the DT: {', '.join(missing)} "
+                                 f"(the DT's alphabet is {', '.join(d.alphabet)})")
+            if tags != d.alphabet:
+                d = DT(tags, d.states, d.initial, d.final, d.transitions, d.facts)
+        return cls(d)
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def alphabet(self) -> tuple[str, ...]:
+        """The tags; an integer tag code k means ``alphabet[k]``."""
+        return self.dt.alphabet
+
+    @cached_property
+    def stats(self) -> Stats:
+        """Sizes and per-event work: see :class:`Stats`."""
+        return _stats(self.dt)
+
+    @cached_property
+    def _initial_config(self) -> reference.Config:
+        return reference.initial_config(self.dt, [0.0] * len(self.dt.initial))
+
+    @property
+    def initial(self) -> tuple[Any, Any]:
+        """``(status, value)`` on the empty stream.
+
+        With one final state: an ``int`` status and a ``float`` value (NaN
+        unless defined); otherwise two arrays over ``dt.final``.
+        """
+        status, value = encode(reference.outputs(self.dt, self._initial_config))
+        if len(self.dt.final) == 1:
+            return int(status[0]), float(value[0])
+        return status, value
+
+    # ------------------------------------------------------------------ running
+
+    def run(
+        self,
+        tags: Any,
+        values: Any = None,
+        *,
+        engine: str = "auto",
+        unknown_tags: Literal["error", "skip"] = "error",
+    ) -> Output:
+        """One output per event, aligned with the input: see the module docstring."""
+        chosen = _engine(engine)
+        if unknown_tags not in _UNKNOWN_TAGS:
+            raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
+        codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
+        events = _event_values(self.dt, values, len(codes))
+        assert chosen == "reference"
+        return self._run_reference(codes, events)
+
+    def _run_reference(self, codes: np.ndarray, events: _Events) -> Output:
+        dt = self.dt
+        n, nf = len(codes), len(dt.final)
+        status = np.zeros((n, nf), dtype=np.uint8)
+        value = np.full((n, nf), np.nan, dtype=np.float64)
+        config = self._initial_config
+        row_status, row_value = encode(reference.outputs(dt, config))
+        for k in range(n):
+            code = int(codes[k])
+            if code >= 0:  # a skipped event (-1) keeps the configuration and the output
+                config = reference.step(dt, config, self.alphabet[code], events.at(k))
+                row_status, row_value = encode(reference.outputs(dt, config))
+            status[k] = row_status
+            value[k] = row_value
+        if nf == 1:
+            status, value = status[:, 0], value[:, 0]
+        return Output(status, value, dt.final)
+
+
+def _engine(engine: str) -> str:
+    if engine == "auto":
+        return _READY_ENGINES[0]
+    if engine in _READY_ENGINES:
+        return engine
+    if engine in ENGINES:
+        raise ValueError(f"engine {engine!r} is not available yet: it arrives with the compiled "
+                         f"engines; use engine='reference' or 'auto'")
+    raise ValueError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
+
+
+# --------------------------------------------------------------------------- tags
+
+
+def tag_codes(tags: Any, alphabet: Sequence[str], *, skip_unknown: bool = False) -> np.ndarray:
+    """Tags as ``int64`` codes into ``alphabet``; -1 marks an unknown tag when skipping.
+
+    Accepts strings (a list, tuple, numpy or pandas array), a pandas
+    Categorical (or categorical Series), or a numpy integer array of codes.
+    """
+    if isinstance(tags, str | bytes):
+        raise TypeError("tags is a sequence of tags, not a single string")
+    if isinstance(tags, pd.Series | pd.Index):
+        tags = tags.array
+    if isinstance(tags, pd.Categorical):
+        return _categorical_codes(tags, alphabet, skip_unknown)
+    if isinstance(tags, np.ndarray) and tags.dtype.kind in "iu":
+        return _checked_codes(tags, len(alphabet))
+    if isinstance(tags, np.ndarray) and tags.ndim != 1:
+        raise ValueError(f"tags must be one-dimensional, got shape {tags.shape}")
+    items = list(tags)
+    if _hashable(items):
+        codes = pd.Categorical(items, categories=list(alphabet)).codes.astype(np.int64)
+    else:  # e.g. lists inside the list: certainly not tags
+        codes = np.full(len(items), -1, dtype=np.int64)
+    return _resolve_unknown(codes, lambda k: items[k], skip_unknown, alphabet)
+
+
+def _hashable(items: list[Any]) -> bool:
+    try:
+        for item in items:
+            hash(item)
+    except TypeError:
+        return False
+    return True
+
+
+def _checked_codes(codes: np.ndarray, n_tags: int) -> np.ndarray:
+    if codes.ndim != 1:
+        raise ValueError(f"tag codes must be one-dimensional, got shape {codes.shape}")
+    bad = np.flatnonzero((codes < 0) | (codes >= n_tags))
+    if len(bad):
+        k = int(bad[0])
+        raise ValueError(f"tag code {int(codes[k])} at position {k} is out of range: codes "
+                         f"index the alphabet, 0..{n_tags - 1}")
+    return codes.astype(np.int64, copy=False)
+
+
+def _categorical_codes(tags: pd.Categorical, alphabet: Sequence[str],
+                       skip_unknown: bool) -> np.ndarray:
+    index = {tag: k for k, tag in enumerate(alphabet)}
+    # Map categories (not rows) to alphabet codes: O(categories + rows).
+    lookup = np.array([index.get(c, -1) for c in tags.categories] + [-1], dtype=np.int64)
+    codes = lookup[tags.codes.astype(np.int64)]  # a missing row has code -1: the last entry
+    return _resolve_unknown(codes, lambda k: tags[k], skip_unknown, alphabet)
+
+
+def _resolve_unknown(codes: np.ndarray, tag_at: Any, skip_unknown: bool,
+                     alphabet: Sequence[str]) -> np.ndarray:
+    unknown = np.flatnonzero(codes < 0)
+    if len(unknown) and not skip_unknown:
+        k = int(unknown[0])
+        tag = tag_at(k)
+        if isinstance(tag, np.generic):  # show np.str_('x') as 'x'
+            tag = tag.item()
+        hint = ""
+        if isinstance(tag, numbers.Integral):
+            hint = " (tags are strings; integer codes must come as a numpy integer array)"
+        raise ValueError(f"unknown tag {tag!r} at position {k}; the alphabet is "
+                         f"{', '.join(alphabet)}{hint}; pass unknown_tags='skip' to drop such "
+                         f"events")
+    return codes
+
+
+# --------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True)
+class _Events:
+    """The data of every event: one float column (``cur``) or named columns (``cur.f``)."""
+
+    scalar: np.ndarray | None
+    fields: Mapping[str, np.ndarray]
+
+    def at(self, k: int) -> EventValue:
+        if self.scalar is not None:
+            return float(self.scalar[k])
+        return {name: float(col[k]) for name, col in self.fields.items()}
+
+
+def _event_values(dt: DT, values: Any, n: int) -> _Events:
+    fields = sorted(dt.fields)
+    if values is None:
+        if dt.reads_scalar_cur or fields:
+            reads = "cur" if dt.reads_scalar_cur else ", ".join(f"cur.{f}" for f in fields)
+            raise ValueError(f"the DT reads {reads}: pass values (a float sequence, or a dict "
+                             f"or DataFrame of columns for cur.FIELD)")
+        # No term reads cur: any value will do, NaN says "no data".
+        return _Events(np.full(n, np.nan), {})
+    if isinstance(values, Mapping | pd.DataFrame):
+        return _record_values(dt, values, fields, n)
+    if isinstance(values, str | bytes):
+        raise TypeError("values is a sequence of numbers, not a single string")
+    if fields:
+        raise ValueError(f"the DT reads record fields ({', '.join(f'cur.{f}' for f in fields)}): "
+                         f"pass values as a dict or DataFrame with columns {', '.join(fields)}")
+    column = _float_column(values, "values")
+    _check_length(column, n, "values")
+    return _Events(column, {})
+
+
+def _record_values(dt: DT, values: Any, fields: list[str], n: int) -> _Events:
+    if dt.reads_scalar_cur:
+        raise ValueError("the DT reads cur (one float per event) but values are records "
+                         "(a dict or DataFrame); pass a float sequence")
+    columns = list(values.keys())
+    missing = [f for f in fields if f not in columns]
+    if missing:
+        raise ValueError(f"values lack the field(s) {', '.join(missing)} that the DT reads "
+                         f"(cur.FIELD); columns given: {', '.join(map(str, columns)) or 'none'}")
+    for name in columns:
+        # Every column must align with the tags, even one the DT does not read.
+        if hasattr(values[name], "__len__") and len(values[name]) != n:
+            raise ValueError(f"column {name!r} has {len(values[name])} entries but there are "
+                             f"{n} tags")
+    out = {}
+    for name in fields:
+        column = _float_column(values[name], f"column {name!r}")
+        _check_length(column, n, f"column {name!r}")
+        out[name] = column
+    return _Events(None, out)
+
+
+def _check_length(column: np.ndarray, n: int, what: str) -> None:
+    if len(column) != n:
+        raise ValueError(f"{what} has {len(column)} entries but there are {n} tags")
+
+
+def _float_column(data: Any, label: str) -> np.ndarray:
+    """``data`` as a 1-D float64 array; the first non-number is an error naming its row."""
+    if isinstance(data, pd.Series | pd.Index):
+        data = data.array
+    if isinstance(data, pd.api.extensions.ExtensionArray):
+        if pd.api.types.is_numeric_dtype(data.dtype) or pd.api.types.is_bool_dtype(data.dtype):
+            data = data.to_numpy(dtype=np.float64, na_value=np.nan)
+        else:
+            data = np.asarray(data, dtype=object)
+    if isinstance(data, np.ndarray):
+        array = data
+    else:
+        array = np.asarray(data)
+        if array.dtype.kind not in "biuf":
+            # Mixed lists become strings in numpy ([1.0, "a"] -> ["1.0", "a"]): keep the
+            # items as they are, so the error below names the row that is not a number.
+            array = np.asarray(data, dtype=object)
+    if array.ndim != 1:
+        raise ValueError(f"{label} must be one-dimensional, got shape {array.shape}")
+    if array.dtype.kind in "biuf":
+        return array.astype(np.float64, copy=False)
+    # Objects, strings, dates...: accept real numbers one by one, report the first other thing.
+    out = np.empty(len(array), dtype=np.float64)
+    for k, item in enumerate(array):
+        if not isinstance(item, numbers.Real):
+            raise ValueError(f"row {k} of {label}: {item!r} is not a number")
+        out[k] = float(item)
+    return out
