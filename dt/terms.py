@@ -38,6 +38,7 @@ from .errors import EvaluationError, TermSyntaxError
 
 __all__ = [
     "KEYWORDS",
+    "MAX_TERM_DEPTH",
     "OPS",
     "Apply",
     "Const",
@@ -54,6 +55,10 @@ EventValue = float | Mapping[str, float]
 """The data of one event: a float (``cur``) or a record of named floats (``cur.f``)."""
 
 KEYWORDS = frozenset({"cur", "true", "false", "inf", "nan"})
+
+MAX_TERM_DEPTH = 200
+"""Deepest nesting :func:`parse_term` accepts, so that every recursive walk of a
+parsed term (size, printing, evaluation) stays far from Python's recursion limit."""
 """Words that cannot name a variable or a state."""
 
 
@@ -393,9 +398,6 @@ def parse_term(text: str) -> Term:
         return _to_term(tree)
     except _BadNode as err:
         raise TermSyntaxError(err.message, text, err.line, err.column) from None
-    except RecursionError:
-        # _to_term recurses once per nesting level; report, don't crash (not a ValueError).
-        raise TermSyntaxError("term nested too deeply", text, 1, 1) from None
 
 
 def _syntax_error(text: str, err: Exception) -> TermSyntaxError:
@@ -439,9 +441,12 @@ class _BadNode(Exception):
         self.column = getattr(token, "column", 1) or 1
 
 
-def _to_term(tree: object) -> Term:
+def _to_term(tree: object, depth: int = 0) -> Term:
     """Bottom-up conversion of a lark tree (see term.lark) to a Term."""
     import lark
+
+    if depth > MAX_TERM_DEPTH:
+        raise _BadNode(f"term nested more than {MAX_TERM_DEPTH} levels deep", None)
 
     if not isinstance(tree, lark.Tree):
         raise AssertionError(f"unexpected parse node {tree!r}")
@@ -462,26 +467,26 @@ def _to_term(tree: object) -> Term:
             raise _BadNode(f"{base!r} is a keyword, not a variable", kids[0])
         return Var(base, primed)
     if kind == "paren":
-        return _to_term(kids[0])
+        return _to_term(kids[0], depth + 1)
     if kind == "neg":
         (child,) = kids
         if isinstance(child, lark.Tree) and child.data in ("number", "inf"):
-            return Const(-_to_term(child).value)  # type: ignore[attr-defined]
-        return Apply("neg", (_to_term(child),))
+            return Const(-_to_term(child, depth + 1).value)  # type: ignore[attr-defined]
+        return Apply("neg", (_to_term(child, depth + 1),))
     if kind == "not_":
-        return Apply("not", (_to_term(kids[0]),))
+        return Apply("not", (_to_term(kids[0], depth + 1),))
     if kind in ("or_", "and_"):
-        return Apply(kind[:-1], (_to_term(kids[0]), _to_term(kids[-1])))
+        return Apply(kind[:-1], (_to_term(kids[0], depth + 1), _to_term(kids[-1], depth + 1)))
     if kind in ("cmp", "binop"):
         left, op, right = kids
-        return Apply(_INFIX[str(op)].name, (_to_term(left), _to_term(right)))
+        return Apply(_INFIX[str(op)].name, (_to_term(left, depth + 1), _to_term(right, depth + 1)))
     if kind == "call":
         fname = _plain_name(kids[0])
         spec = _CALLS.get(fname)
         if spec is None:
             known = ", ".join(sorted(_CALLS))
             raise _BadNode(f"unknown function {fname!r} (known: {known})", kids[0])
-        args = tuple(_to_term(k) for k in kids[1:])
+        args = tuple(_to_term(k, depth + 1) for k in kids[1:])
         if len(args) != spec.arity:
             raise _BadNode(f"{fname} takes {spec.arity} argument(s), got {len(args)}", kids[0])
         return Apply(spec.name, args)

@@ -569,6 +569,33 @@ def test_deep_nesting_is_a_syntax_error_or_parses(text):
         parse_term(text)
 
 
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda n: "(" * n + "x" + ")" * n,
+        lambda n: "-" * n + "x",
+        lambda n: " + ".join(["x"] * (n + 1)),
+        lambda n: "abs(" * n + "x" + ")" * n,
+    ],
+)
+def test_nesting_limit_is_exact_and_parsed_terms_are_safe_to_walk(make):
+    """Every term that parses survives size, printing and evaluation; one level more is an error."""
+    from dt.terms import MAX_TERM_DEPTH
+
+    deepest = None
+    for n in range(MAX_TERM_DEPTH, 0, -1):
+        try:
+            deepest = parse_term(make(n))
+            break
+        except TermSyntaxError as err:
+            assert f"more than {MAX_TERM_DEPTH} levels" in str(err)
+    assert deepest is not None and n >= MAX_TERM_DEPTH // 2
+    assert deepest.size >= 1 and parse_term(str(deepest)) == deepest
+    evaluate_term(deepest, {Var("x"): 1.0})
+    with pytest.raises(TermSyntaxError, match="levels deep"):
+        parse_term(make(MAX_TERM_DEPTH + 1))
+
+
 # --------------------------------------------------------------------------- evaluation errors
 
 
