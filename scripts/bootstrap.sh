@@ -27,8 +27,13 @@ fi
 stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
     echo "bootstrap: installing the project and its test tools into .venv" >&2
-    .venv/bin/python -m pip install -q --upgrade pip
-    .venv/bin/python -m pip install -q -e ".[test]"
+    # The log keeps pip's output (build warnings included) out of the way; shown on failure.
+    if ! { .venv/bin/python -m pip install -q --upgrade pip &&
+           .venv/bin/python -m pip install -q -e ".[test]"; } > .venv/install.log 2>&1; then
+        cat .venv/install.log >&2
+        echo "bootstrap: installation failed (log above, also in .venv/install.log)" >&2
+        exit 1
+    fi
     rm -f .venv/.installed-*
     touch "$stamp"
 fi
