@@ -321,9 +321,10 @@ def iterate(a: DT, *, assume: bool = False) -> DT:
 
         [[A*]](x, w) = ⊔ over w = w1 … wk of [[A]](…[[A]]([[A]](x, w1), w2)…, wk)
 
-    If A produces output on the empty word the cycle carries a defined value
-    round and A* is ⊤. Restartable and output-synchronized when A is
-    (Theorem 5.5). ``assume=True`` skips the precondition check.
+    If A produces output on the empty word, the cycle carries a defined value
+    round and A* is ⊤ on the empty word (the paper's "always ⊤"; later
+    outputs are ⊤ only where that ⊤ still reaches the loop). Restartable and
+    output-synchronized when A is (Theorem 5.5). ``assume=True`` skips the precondition check.
 
     Size: size(A) + |I| + 2·3|I|.
     """
