@@ -30,6 +30,7 @@ __all__ = [
     "atom",
     "concat",
     "epsilon",
+    "extend_initial",
     "identity_atom",
     "identity_epsilon",
     "iterate",
@@ -125,6 +126,25 @@ def identity_epsilon(alphabet: Iterable[str]) -> DT:
 
 
 # --------------------------------------------------------------------------- §5.2.1
+
+
+def extend_initial(a: DT, count: int) -> DT:
+    """A with ``count`` extra initial states that nothing reads (§5.2.1, "benignly extend").
+
+    Parallel composition and union pair initial states positionally; a DT
+    with fewer of them (a support DT has none) is padded with fresh initial
+    states that no transition reads, which changes no output. Facts are kept.
+    Size: size(A) + count.
+    """
+    if count < 0:
+        raise PreconditionError(f"cannot add {count} initial states")
+    b = Builder(a.alphabet)
+    rename = b.embed(a)
+    extra = b.states(["x"] * count)
+    return b.freeze([*(rename[i] for i in a.initial), *extra], [rename[f] for f in a.final],
+                    a.facts)
+
+
 
 
 def parallel(*dts: DT, same_rate: bool = False) -> DT:

@@ -22,8 +22,9 @@ epsilon transition reads only primed sources and never ``cur``.
 
 ``facts`` records what the constructions *proved* (Theorem 5.5):
 ``restartable`` and ``output_synchronized`` are ``True`` when established and
-``None`` when unknown (e.g. a DT read from JSON). Facts do not take part in
-equality.
+``None`` when unknown (e.g. a DT read from JSON). A DT with at most one final
+state is output-synchronized by definition, whatever it was built from. Facts
+do not take part in equality.
 """
 
 from __future__ import annotations
@@ -112,6 +113,9 @@ class DT:
             if not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
         self._validate()
+        if len(self.final) <= 1 and self.facts.output_synchronized is None:
+            # One output is all ⊥ or all non-⊥ by definition (§5.2, output-synchronized).
+            object.__setattr__(self, "facts", replace(self.facts, output_synchronized=True))
 
     # ------------------------------------------------------------------ validation
 

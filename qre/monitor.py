@@ -56,7 +56,7 @@ from dt.model import DT
 from dt.terms import EventValue
 from dt.values import XValue, decode, encode
 
-__all__ = ["ENGINES", "Monitor", "Output", "Stats", "tag_codes"]
+__all__ = ["ENGINES", "Monitor", "Output", "Session", "Stats", "tag_codes"]
 
 ENGINES = ("auto", "reference", "table", "codegen")
 """Engine names of API.md; only ``auto`` and ``reference`` run today."""
@@ -106,9 +106,12 @@ class Stats:
     size: int
     registers: int
     ops_per_event: int
+    identity_size: int | None = None
+    """Size of I_α, the identity DT of a base query (linear in the query,
+    Theorem 5.7); None for top-level and temporal queries and for DTs."""
 
 
-def _stats(dt: DT) -> Stats:
+def _stats(dt: DT, identity: DT | None = None) -> Stats:
     per_tag = [
         sum(1 + t.term.size for t in dt.on(tag).transitions) for tag in dt.alphabet
     ]
@@ -118,14 +121,21 @@ def _stats(dt: DT) -> Stats:
         size=dt.size,
         registers=len(dt.states),
         ops_per_event=max(per_tag, default=0),
+        identity_size=None if identity is None else identity.size,
     )
 
 
 @dataclass(frozen=True)
 class Monitor:
-    """A DT ready to run over event streams; build it with :meth:`from_dt`."""
+    """A DT ready to run over event streams: :func:`qre.qre` or :meth:`from_dt` build one.
+
+    ``identity`` is I_α when the DT was compiled from a base query (its size
+    goes into :attr:`stats`); ``source`` the query text it came from.
+    """
 
     dt: DT
+    identity: DT | None = None
+    source: str | None = None
 
     @classmethod
     def from_dt(cls, d: DT, alphabet: Sequence[str] | None = None) -> Monitor:
@@ -160,7 +170,7 @@ class Monitor:
     @cached_property
     def stats(self) -> Stats:
         """Sizes and per-event work: see :class:`Stats`."""
-        return _stats(self.dt)
+        return _stats(self.dt, self.identity)
 
     @cached_property
     def _initial_config(self) -> reference.Config:
@@ -195,25 +205,124 @@ class Monitor:
         codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
         events = _event_values(self.dt, values, len(codes))
         assert chosen == "reference"
-        return self._run_reference(codes, events)
+        return self._advance(self._initial_config, codes, events)[1]
 
-    def _run_reference(self, codes: np.ndarray, events: _Events) -> Output:
+    def run_keys(
+        self,
+        keys: Any,
+        tags: Any,
+        values: Any = None,
+        *,
+        engine: str = "auto",
+        unknown_tags: Literal["error", "skip"] = "error",
+    ) -> Output:
+        """Many independent keyed streams at once (API.md).
+
+        Row k belongs to the stream of ``keys[k]`` (any hashable values, e.g.
+        a pandas Series); each key's events are processed in input order from
+        the initial configuration, and the outputs are aligned with the input
+        rows: ``run_keys(keys, tags, values)[k]`` is the output of key
+        ``keys[k]`` after reading its events up to and including row k.
+        """
+        chosen = _engine(engine)
+        if unknown_tags not in _UNKNOWN_TAGS:
+            raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
+        codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
+        events = _event_values(self.dt, values, len(codes))
+        key_ids, _ = pd.factorize(pd.Series(list(keys) if not hasattr(keys, "__len__")
+                                            else keys, dtype=object), use_na_sentinel=False)
+        if len(key_ids) != len(codes):
+            raise ValueError(f"keys has {len(key_ids)} entries but there are {len(codes)} tags")
+        assert chosen == "reference"
+        status, value = _empty_output(len(codes), len(self.dt.final))
+        for key in np.unique(key_ids):
+            rows = np.flatnonzero(key_ids == key)
+            _, out = self._advance(self._initial_config, codes[rows], events.take(rows))
+            status[rows] = out.status.reshape(len(rows), -1)
+            value[rows] = out.value.reshape(len(rows), -1)
+        return _output(status, value, self.dt.final)
+
+    def session(self, state: np.ndarray | None = None) -> Session:
+        """A resumable run: feed events in chunks; ``state`` restores a saved ``Session.state``."""
+        config = self._initial_config if state is None else _config_from_state(self.dt, state)
+        return Session(self, config)
+
+    def _advance(self, config: reference.Config, codes: np.ndarray,
+                 events: _Events) -> tuple[reference.Config, Output]:
+        """Run events from ``config``: the final configuration and one output per event."""
         dt = self.dt
-        n, nf = len(codes), len(dt.final)
-        status = np.zeros((n, nf), dtype=np.uint8)
-        value = np.full((n, nf), np.nan, dtype=np.float64)
-        config = self._initial_config
+        status, value = _empty_output(len(codes), len(dt.final))
         row_status, row_value = encode(reference.outputs(dt, config))
-        for k in range(n):
+        for k in range(len(codes)):
             code = int(codes[k])
             if code >= 0:  # a skipped event (-1) keeps the configuration and the output
                 config = reference.step(dt, config, self.alphabet[code], events.at(k))
                 row_status, row_value = encode(reference.outputs(dt, config))
             status[k] = row_status
             value[k] = row_value
-        if nf == 1:
-            status, value = status[:, 0], value[:, 0]
-        return Output(status, value, dt.final)
+        return config, _output(status, value, dt.final)
+
+
+class Session:
+    """A monitor's run that continues across :meth:`feed` calls (API.md ``m.session()``).
+
+    Feeding events in any number of chunks gives the same outputs as one
+    ``run`` over all of them. :attr:`state` is the configuration as a flat
+    float64 array of length 2·|Q|: the status codes (0, 1, 2) of the states in
+    the order of ``dt.states``, then their values (NaN where not defined); pass
+    it to ``monitor.session(state=...)`` to resume elsewhere.
+    """
+
+    def __init__(self, monitor: Monitor, config: reference.Config) -> None:
+        self.monitor = monitor
+        self._config = config
+
+    def feed(self, tags: Any, values: Any = None, *,
+             unknown_tags: Literal["error", "skip"] = "error") -> Output:
+        """Read more events; one output per event, as :meth:`Monitor.run`."""
+        if unknown_tags not in _UNKNOWN_TAGS:
+            raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
+        m = self.monitor
+        codes = tag_codes(tags, m.alphabet, skip_unknown=unknown_tags == "skip")
+        events = _event_values(m.dt, values, len(codes))
+        self._config, out = m._advance(self._config, codes, events)
+        return out
+
+    @property
+    def output(self) -> tuple[Any, Any]:
+        """The current output, like :attr:`Monitor.initial`."""
+        status, value = encode(reference.outputs(self.monitor.dt, self._config))
+        if len(status) == 1:
+            return int(status[0]), float(value[0])
+        return status, value
+
+    @property
+    def state(self) -> np.ndarray:
+        """The configuration as a flat float64 array (see the class docstring)."""
+        status, value = encode(self._config)
+        return np.concatenate([status.astype(np.float64), value])
+
+
+def _config_from_state(dt: DT, state: np.ndarray) -> reference.Config:
+    flat = np.asarray(state, dtype=np.float64)
+    n = len(dt.states)
+    if flat.shape != (2 * n,):
+        raise ValueError(f"a state of this monitor is a flat array of {2 * n} floats "
+                         f"(2 per DT state), not shape {flat.shape}")
+    return tuple(decode(flat[:n].astype(np.uint8), flat[n:]))
+
+
+def _empty_output(n: int, n_final: int) -> tuple[np.ndarray, np.ndarray]:
+    """Output arrays for n events, shape (n, n_final); :func:`_output` squeezes them."""
+    return (np.zeros((n, n_final), dtype=np.uint8),
+            np.full((n, n_final), np.nan, dtype=np.float64))
+
+
+def _output(status: np.ndarray, value: np.ndarray, final: tuple[str, ...]) -> Output:
+    """The Output of API.md: 1-D arrays with one final state, else (n, n_final)."""
+    if len(final) == 1:
+        status, value = status[:, 0], value[:, 0]
+    return Output(status, value, final)
 
 
 def _engine(engine: str) -> str:
@@ -314,6 +423,11 @@ class _Events:
         if self.scalar is not None:
             return float(self.scalar[k])
         return {name: float(col[k]) for name, col in self.fields.items()}
+
+    def take(self, rows: np.ndarray) -> _Events:
+        """The events at the given row positions, in that order."""
+        scalar = None if self.scalar is None else self.scalar[rows]
+        return _Events(scalar, {name: col[rows] for name, col in self.fields.items()})
 
 
 def _event_values(dt: DT, values: Any, n: int) -> _Events:

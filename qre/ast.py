@@ -1,0 +1,345 @@
+"""The QRE-Past abstract syntax (seed 003, §5.3.1, Figure 26).
+
+Pipeline position: text → **AST** → typed AST → DT. The parser
+(:mod:`qre.parser`) and the combinator API (:mod:`qre.combinators`) build these
+nodes; the printer (:mod:`qre.printer`) writes them back as text that parses to
+an equal AST; the type checker (:mod:`qre.typing`) computes rates; the compiler
+(:mod:`qre.compiler`) turns them into DTs; the denotational interpreter
+(:mod:`qre.semantics`) is the oracle.
+
+Nodes are frozen dataclasses. Every node has a ``span`` (where it came from in
+the query text, for error messages) that does not take part in equality, so a
+parsed query equals the same query built in code.
+
+Three kinds of query (Figure 26):
+
+* quantitative base queries α — :class:`Atom`, :class:`Eps`, :class:`Or`,
+  :class:`Split`, :class:`Iter`, :class:`Combine`, :class:`PrefixSum`;
+* top-level quantitative queries β — α, :class:`Fill`, :class:`FillWith`;
+* temporal queries φ — :class:`Compare`, :class:`BoolOp`, :class:`Not`,
+  :class:`Prev`, :class:`Hist`, :class:`Once`, :class:`Since`.
+
+Plus :class:`Name` (a reference to a ``let``-bound query) and
+:class:`Program` (the alphabet declaration, the bindings and the final query).
+
+Operations (``OP`` in API.md) are :class:`BuiltinOp` (``+ * min max fst snd``)
+or :class:`Lambda` (``(x, y) -> TERM``). Terms are :class:`dt.terms.Term`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from dt.terms import Apply, Term, Var
+
+__all__ = [
+    "BUILTIN_OPS",
+    "COMPARISONS",
+    "CONNECTIVES",
+    "Atom",
+    "BoolOp",
+    "BuiltinOp",
+    "Combine",
+    "Compare",
+    "Eps",
+    "Fill",
+    "FillWith",
+    "Hist",
+    "Iter",
+    "Lambda",
+    "Let",
+    "Name",
+    "Not",
+    "Once",
+    "Op",
+    "Or",
+    "PrefixSum",
+    "Prev",
+    "Program",
+    "Query",
+    "Since",
+    "Span",
+    "Split",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A region of the query text: 1-based line and column of its start and end."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+
+_NO_SPAN = field(default=None, compare=False, repr=False)
+
+
+# --------------------------------------------------------------------------- operations
+
+
+BUILTIN_OPS = {
+    "+": "add",
+    "*": "mul",
+    "min": "min",
+    "max": "max",
+    "fst": "fst",
+    "snd": "snd",
+}
+"""Builtin binary operations: their text and the :data:`dt.terms.OPS` name."""
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltinOp:
+    """A named binary operation: ``+``, ``*``, ``min``, ``max``, ``fst``, ``snd``."""
+
+    symbol: str
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        if self.symbol not in BUILTIN_OPS:
+            raise ValueError(f"unknown operation {self.symbol!r}; known: "
+                             f"{', '.join(BUILTIN_OPS)}")
+
+    @property
+    def arity(self) -> int:
+        return 2
+
+    def term(self, args: tuple[Term, ...]) -> Term:
+        """The operation applied to argument terms."""
+        return Apply(BUILTIN_OPS[self.symbol], args)
+
+
+@dataclass(frozen=True, slots=True)
+class Lambda:
+    """``(p1, …, pk) -> body``: a k-ary operation given by a term over its parameters."""
+
+    params: tuple[str, ...]
+    body: Term
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        if len(set(self.params)) != len(self.params):
+            raise ValueError(f"lambda parameters must be distinct: {', '.join(self.params)}")
+
+    @property
+    def arity(self) -> int:
+        return len(self.params)
+
+    def term(self, args: tuple[Term, ...]) -> Term:
+        """The body with the parameters replaced by the argument terms."""
+        return self.body.substitute({Var(p): a for p, a in zip(self.params, args, strict=True)})
+
+
+Op = BuiltinOp | Lambda
+
+
+# --------------------------------------------------------------------------- queries
+
+
+def _canonical_init(value: float) -> float:
+    """``init`` as a float, every NaN the one object ``math.nan``: a float NaN is not
+    equal to itself, but dataclass equality compares fields in a tuple, where
+    identical objects are equal, so two ``iter(α, nan, op)`` nodes compare (and
+    hash) equal, as their texts do."""
+    value = float(value)
+    return math.nan if math.isnan(value) else value
+
+
+@dataclass(frozen=True, slots=True)
+class Atom:
+    """``atom(σ, t)``: matches one event (σ, d) and returns t with cur = d. Rate {σ}."""
+
+    tag: str
+    term: Term
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Eps:
+    """``eps(t)``: matches the empty word and returns the constant term t. Rate {ε}."""
+
+    term: Term
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Or:
+    """``or(α1, α2)``: α1 or α2, whichever matches; ⊤ if both do. Rate L̄1 ∪ L̄2."""
+
+    left: Query
+    right: Query
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Split:
+    """``split(α1, α2, op)``: w = w1 w2 with α1 on w1, α2 on w2; op of the two. Rate L̄1·L̄2."""
+
+    left: Query
+    right: Query
+    op: Op
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Iter:
+    """``iter(α, init, op)``: w = w1…wk, fold op over α(wi) from init. Rate L̄*."""
+
+    body: Query
+    init: float
+    op: Op
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "init", _canonical_init(self.init))
+
+
+@dataclass(frozen=True, slots=True)
+class Combine:
+    """``combine(α1, …, αk, op)``: op of all αi on the same word. Rate ∩ L̄i (equal rates)."""
+
+    args: tuple[Query, ...]
+    op: Op
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class PrefixSum:
+    """``prefix_sum(α, init, op)``: fold op over α on every prefix, from init. Rate Σ*."""
+
+    body: Query
+    init: float
+    op: Op
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "init", _canonical_init(self.init))
+
+
+@dataclass(frozen=True, slots=True)
+class Fill:
+    """``fill(α)``: the last defined value of α (top level only). Rate L(α)·Σ*."""
+
+    body: Query
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class FillWith:
+    """``fill_with(α1, α2)``: α1 where defined, else α2 (top level only). Rate L(α1) ∪ L̄(α2)."""
+
+    body: Query
+    default: Query
+    span: Span | None = _NO_SPAN
+
+
+COMPARISONS = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq"}
+"""Comparison operators of temporal queries and their :data:`dt.terms.OPS` names."""
+
+
+@dataclass(frozen=True, slots=True)
+class Compare:
+    """``β1 comp β2``: 1/0; both sides defined on every prefix. Rate Σ*."""
+
+    op: str
+    left: Query
+    right: Query
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        if self.op not in COMPARISONS:
+            raise ValueError(f"unknown comparison {self.op!r}")
+
+
+CONNECTIVES = ("&&", "||", "->", "<->")
+"""Binary boolean connectives of temporal queries."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp:
+    """``φ1 && φ2``, ``||``, ``->`` (implies), ``<->`` (iff). Rate Σ*."""
+
+    op: str
+    left: Query
+    right: Query
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        if self.op not in CONNECTIVES:
+            raise ValueError(f"unknown connective {self.op!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Not:
+    """``!φ``. Rate Σ*."""
+
+    body: Query
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Prev:
+    """``prev(φ)``: φ held at the previous event; false on the first one and initially."""
+
+    body: Query
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Hist:
+    """``hist(φ)``: φ held at every prefix so far (the empty one included)."""
+
+    body: Query
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Once:
+    """``once(φ)``: φ held at some prefix so far (the empty one included)."""
+
+    body: Query
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Since:
+    """``φ1 since φ2`` (strong) / ``φ1 wsince φ2`` (weak: also true if φ1 always held)."""
+
+    left: Query
+    right: Query
+    strong: bool = True
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Name:
+    """A reference to a query bound by ``let NAME = Q;``."""
+
+    name: str
+    span: Span | None = _NO_SPAN
+
+
+Query = (Atom | Eps | Or | Split | Iter | Combine | PrefixSum | Fill | FillWith | Compare
+         | BoolOp | Not | Prev | Hist | Once | Since | Name)
+
+
+@dataclass(frozen=True, slots=True)
+class Let:
+    """``let NAME = Q;``"""
+
+    name: str
+    query: Query
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """A whole query text: ``alphabet a, b;`` (optional), ``let`` bindings, the final query."""
+
+    alphabet: tuple[str, ...] | None
+    lets: tuple[Let, ...]
+    query: Query
+    span: Span | None = _NO_SPAN

@@ -1,0 +1,251 @@
+"""Compilation of QRE-Past to data transducers (seed 003, §5.3.2).
+
+Pipeline position: typed AST → **DT**. Input: a query whose names are
+resolved and which passed :mod:`qre.typing` (kinds, arities, rates). Output:
+a DT with one initial and one final state; run it with any defined initial
+value (the monitor uses 0.0).
+
+Every quantitative base query α compiles to the pair (A_α, I_α) of §5.3.2:
+A_α computes α's value, I_α is *equivalent* to it (same status on every word)
+but returns its input — it is how ``split`` and ``iter`` save a value for
+later. I_α stays linear in the query and A_α at most quadratic (Theorem 5.7).
+
+=================  ==========================================================
+α                  A_α                                      I_α
+=================  ==========================================================
+atom(σ, t)         atom(σ, t)                               atom(σ, x)
+eps(t)             eps(t)                                   eps(x)
+or(α1, α2)         A1 ⊔ A2                                  I1 ⊔ I2
+split(α1, α2, op)  (A1 · (I2 ∥ A2)) · G_op                  I1 · I2
+iter(α, init, op)  G_init · ((I ∥ A) · G_op)*               I*
+combine(αi, op)    (A1 ∥ … ∥ Ak) · G_op                     (I1 ∥ … ∥ Ik) · G_y1
+prefix_sum(α,i,op) G_init,init · ⊕_Gop A                    G_x,x · ⊕_fst I
+=================  ==========================================================
+
+The paper gives I_combine with the A's; the I's are equivalent and keep I
+linear. The paper does not spell out I_prefix_sum; ``⊕_fst I`` keeps the
+input as long as α is defined, which is α's status.
+
+Top-level and temporal queries (no I needed):
+
+* fill_with(α1, α2) = combine(A1, A+, fst) ⊔ combine(A2, A−, fst) and
+  fill(α1) = ⊕_G (combine(A1, A+, fst) ∥ A−), with A+ = [I1 ∈ D] and
+  A− = [I1 = ⊥] ⊔ [I1 = ⊤] (the support constructions, padded with an unused
+  initial state so they compose in parallel);
+* comparisons and connectives: (A1 ∥ A2) · G_op;
+* prev(φ) = (A_φ · I_Σ) ⊔ eps(0) — I_Σ matches one event of any tag; the
+  epsilon part makes prev false on the empty word, as the semantics says;
+* hist, once, since, wsince: prefix sums of ∧, ∨ and the since recurrence
+  ``s := φ2 || (φ1 && s)`` from 1 (hist, wsince) or 0 (once, since).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from dt import constructions as c
+from dt.functions import DataFunction, FunctionEntry
+from dt.model import DT
+from dt.support import support
+from dt.terms import Apply, Const, Term, Var
+from dt.values import Status
+
+from . import ast
+
+__all__ = ["Compiled", "compile_query"]
+
+
+@dataclass(frozen=True)
+class Compiled:
+    """A_α (value) and I_α (identity, equivalent to A_α); I is None above base level."""
+
+    value: DT
+    identity: DT | None = None
+
+
+def compile_query(query: ast.Query, alphabet: Sequence[str]) -> Compiled:
+    """Compile a resolved, well-typed query over ``alphabet`` (see module docstring)."""
+    return _Compiler(tuple(alphabet)).compile(query)
+
+
+def _g(inputs: Sequence[str], term: Term | float) -> DataFunction:
+    """A one-output data function ``y := term`` strict in all inputs."""
+    t = Const(float(term)) if isinstance(term, int | float) else term
+    return DataFunction.of(inputs, {"y": t})
+
+
+def _op_function(op: ast.Op, arity: int) -> DataFunction:
+    """G_op: ``y := op(y1, …, yk)``."""
+    names = [f"y{k + 1}" for k in range(arity)]
+    return _g(names, op.term(tuple(Var(n) for n in names)))
+
+
+def _constants(*values: float) -> DataFunction:
+    """G_{v1,…,vk}: one input x, outputs the constants (each strict in x)."""
+    return DataFunction.of(["x"], [(f"c{k}", Const(float(v))) for k, v in enumerate(values)])
+
+
+_FST = _g(["y1", "y2"], Var("y1"))
+
+
+def _truth(v: Term) -> Term:
+    return Apply("ne", (v, Const(0.0)))
+
+
+_CONNECTIVE_TERMS = {
+    "&&": Apply("and", (Var("y1"), Var("y2"))),
+    "||": Apply("or", (Var("y1"), Var("y2"))),
+    "->": Apply("or", (Apply("not", (Var("y1"),)), Var("y2"))),
+    "<->": Apply("eq", (_truth(Var("y1")), _truth(Var("y2")))),
+}
+
+
+class _Compiler:
+    def __init__(self, alphabet: tuple[str, ...]) -> None:
+        self.alphabet = alphabet
+
+    def compile(self, q: ast.Query) -> Compiled:
+        method = getattr(self, f"_{type(q).__name__.lower()}", None)
+        if method is None:
+            raise TypeError(f"cannot compile {type(q).__name__}: resolve names first")
+        return method(q)
+
+    def value(self, q: ast.Query) -> DT:
+        return self.compile(q).value
+
+    def identity(self, q: ast.Query) -> DT:
+        ident = self.compile(q).identity
+        if ident is None:
+            raise TypeError(f"{type(q).__name__} is not a base query (it has no I)")
+        return ident
+
+    # ------------------------------------------------------------------ base queries α
+
+    def _atom(self, q: ast.Atom) -> Compiled:
+        return Compiled(c.atom(self.alphabet, q.tag, q.term),
+                        c.identity_atom(self.alphabet, q.tag))
+
+    def _eps(self, q: ast.Eps) -> Compiled:
+        return Compiled(c.epsilon(self.alphabet, q.term), c.identity_epsilon(self.alphabet))
+
+    def _or(self, q: ast.Or) -> Compiled:
+        left, right = self.compile(q.left), self.compile(q.right)
+        return Compiled(c.union(left.value, right.value),
+                        c.union(_id(left), _id(right)))
+
+    def _split(self, q: ast.Split) -> Compiled:
+        left, right = self.compile(q.left), self.compile(q.right)
+        saved = c.parallel(_id(right), right.value, same_rate=True)
+        value = c.concat(c.concat(left.value, saved), _op_function(q.op, 2))
+        return Compiled(value, c.concat(_id(left), _id(right)))
+
+    def _iter(self, q: ast.Iter) -> Compiled:
+        body = self.compile(q.body)
+        step = c.concat(c.parallel(_id(body), body.value, same_rate=True),
+                        _op_function(q.op, 2))
+        value = c.concat(_constants(q.init), c.iterate(step))
+        return Compiled(value, c.iterate(_id(body)))
+
+    def _combine(self, q: ast.Combine) -> Compiled:
+        parts = [self.compile(a) for a in q.args]
+        k = len(parts)
+        value = c.concat(c.parallel(*(p.value for p in parts), same_rate=True),
+                         _op_function(q.op, k))
+        names = [f"y{j + 1}" for j in range(k)]
+        identity = c.concat(c.parallel(*(_id(p) for p in parts), same_rate=True),
+                            _g(names, Var("y1")))
+        return Compiled(value, identity)
+
+    def _prefixsum(self, q: ast.PrefixSum) -> Compiled:
+        body = self.compile(q.body)
+        fold = DataFunction.of(["acc", "z"], {"acc": q.op.term((Var("acc"), Var("z")))})
+        value = c.concat(_constants(q.init, q.init), c.prefix_sum(body.value, fold, total=True))
+        keep = DataFunction.of(["acc", "z"], {"acc": Var("acc")})
+        copies = DataFunction.of(["x"], [("x1", Var("x")), ("x2", Var("x"))])
+        identity = c.concat(copies, c.prefix_sum(_id(body), keep, total=True))
+        return Compiled(value, identity)
+
+    # ------------------------------------------------------------------ top level β
+
+    def _defined_and_not(self, q: ast.Query) -> tuple[DT, DT, DT]:
+        """(A_α, A+, A−) for the fill constructions, supports padded to one input."""
+        body = self.compile(q)
+        ident = _id(body)
+        plus = c.extend_initial(support(ident, Status.DEFINED), 1)
+        minus = c.extend_initial(
+            c.union(support(ident, Status.UNDEFINED), support(ident, Status.CONFLICT)), 1)
+        return body.value, plus, minus
+
+    def _when_defined(self, value: DT, plus: DT) -> DT:
+        """combine(A, A+, fst): A's value where A is defined, ⊥ elsewhere."""
+        return c.concat(c.parallel(value, plus), _FST)
+
+    def _fillwith(self, q: ast.FillWith) -> Compiled:
+        value, plus, minus = self._defined_and_not(q.body)
+        default = self.value(q.default)
+        filled = c.union(self._when_defined(value, plus),
+                         c.concat(c.parallel(default, minus), _FST))
+        return Compiled(filled)
+
+    def _fill(self, q: ast.Fill) -> Compiled:
+        value, plus, minus = self._defined_and_not(q.body)
+        signals = c.parallel(self._when_defined(value, plus), minus)
+        # acc := v (α defined now) ⊔ acc (α not defined now): exactly one fires.
+        keep_last = DataFunction(
+            ("acc", "v", "m"), ("acc",),
+            (FunctionEntry("acc", frozenset({"v"}), Var("v")),
+             FunctionEntry("acc", frozenset({"acc", "m"}), Var("acc"))),
+        )
+        # The accumulator starts ⊥ (no entry defines c1): fill is ⊥ until α is defined.
+        start = DataFunction(("x",), ("c0", "c1"), (FunctionEntry("c0", frozenset({"x"}),
+                                                                  Var("x")),))
+        return Compiled(c.concat(start, c.prefix_sum(signals, keep_last)))
+
+    # ------------------------------------------------------------------ temporal φ
+
+    def _binary(self, left: ast.Query, right: ast.Query, term: Term) -> Compiled:
+        both = c.parallel(self.value(left), self.value(right))
+        return Compiled(c.concat(both, _g(["y1", "y2"], term)))
+
+    def _compare(self, q: ast.Compare) -> Compiled:
+        return self._binary(q.left, q.right,
+                            Apply(ast.COMPARISONS[q.op], (Var("y1"), Var("y2"))))
+
+    def _boolop(self, q: ast.BoolOp) -> Compiled:
+        return self._binary(q.left, q.right, _CONNECTIVE_TERMS[q.op])
+
+    def _not(self, q: ast.Not) -> Compiled:
+        return Compiled(c.concat(self.value(q.body), _g(["y1"], Apply("not", (Var("y1"),)))))
+
+    def _prev(self, q: ast.Prev) -> Compiled:
+        any_event = c.identity_atom(self.alphabet, self.alphabet[0])
+        for tag in self.alphabet[1:]:
+            any_event = c.union(any_event, c.identity_atom(self.alphabet, tag))
+        shifted = c.concat(self.value(q.body), any_event)
+        return Compiled(c.union(shifted, c.epsilon(self.alphabet, Const(0.0))))
+
+    def _fold(self, body: DT, start: float, term: Term, inputs: Sequence[str]) -> Compiled:
+        fold = DataFunction.of(["acc", *inputs], {"acc": term})
+        return Compiled(c.concat(_constants(*([start] * (len(inputs) + 1))),
+                                 c.prefix_sum(body, fold)))
+
+    def _hist(self, q: ast.Hist) -> Compiled:
+        return self._fold(self.value(q.body), 1.0, Apply("and", (Var("acc"), Var("z"))), ["z"])
+
+    def _once(self, q: ast.Once) -> Compiled:
+        return self._fold(self.value(q.body), 0.0, Apply("or", (Var("acc"), Var("z"))), ["z"])
+
+    def _since(self, q: ast.Since) -> Compiled:
+        both = c.parallel(self.value(q.left), self.value(q.right))
+        since = Apply("or", (Var("z2"), Apply("and", (Var("z1"), Var("acc")))))
+        # The constants feed both the input of `both` (any defined value) and acc.
+        fold = DataFunction.of(["acc", "z1", "z2"], {"acc": since})
+        start = 0.0 if q.strong else 1.0
+        return Compiled(c.concat(_constants(start, start), c.prefix_sum(both, fold)))
+
+
+def _id(compiled: Compiled) -> DT:
+    assert compiled.identity is not None, "base queries always have an identity DT"
+    return compiled.identity
+

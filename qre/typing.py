@@ -1,0 +1,315 @@
+"""Rates and typing of QRE-Past (seed 003, §5.3.1, Figure 26).
+
+Pipeline position: AST → **typed AST** → DT. :func:`check` takes a parsed
+:class:`~qre.ast.Program` (or a bare query) and returns a :class:`Typed`:
+the query with every ``let`` name substituted, its alphabet, its kind and
+the rate of every base subquery. Anything that breaks a rule is a
+:class:`~qre.errors.QreTypeError` located at the offending construct.
+
+Kinds (Figure 26): *base* quantitative queries α (atom, eps, or, split, iter,
+combine, prefix_sum), *top-level* quantitative queries β (α, fill,
+fill_with) and *temporal* queries φ (comparisons, connectives, prev, hist,
+once, since, wsince). Base constructs take base operands — so fill and
+fill_with appear only at the top level or under a comparison — comparisons
+take quantitative operands, temporal operators temporal ones.
+
+Rates (the regular expression L̄(α), the words on which α is defined or ⊤)
+follow the second column of Figure 26 and are decided with the automata of
+:mod:`qre.automata`. The restrictions:
+
+* ``combine(α1, …, αk, op)`` needs L̄(α1) = … = L̄(αk) (so that the parallel
+  composition is output-synchronized and the result restartable);
+* ``prefix_sum(α, init, op)`` needs L(α) = Σ*: α *defined* on every word;
+* ``β1 comp β2`` needs L(β1) = L(β2) = Σ*.
+
+L(α) — where α is defined, not ⊤ — is not a function of the rates (it depends
+on ambiguity), so the last two rules are decided exactly on the compiled DT
+through its unit projection (:func:`qre.automata.dt_language`, Theorem 5.2).
+
+Also checked: tags are in the alphabet; atom terms read only ``cur``, eps
+terms and ``init`` nothing; a lambda has as many parameters as its construct
+passes (2, or k for combine) and reads only them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+from enum import Enum
+
+from . import ast
+from . import automata as fa
+from .compiler import compile_query
+from .errors import QreTypeError
+
+__all__ = ["Kind", "Typed", "check", "resolve"]
+
+
+class Kind(Enum):
+    """The three kinds of query of Figure 26."""
+
+    BASE = "base quantitative"
+    TOP = "top-level quantitative"
+    TEMPORAL = "temporal"
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A checked query: names resolved, alphabet fixed, kind and base rates known."""
+
+    query: ast.Query
+    alphabet: tuple[str, ...]
+    kind: Kind
+    rate: fa.Regex | None
+    """L̄ of the whole query (None for fill/fill_with: their rate involves L(α))."""
+
+
+def resolve(program: ast.Program) -> ast.Query:
+    """The final query with every ``let`` name replaced by its (resolved) definition."""
+    env: dict[str, ast.Query] = {}
+    for let in program.lets:
+        env[let.name] = _substitute(let.query, env)
+    return _substitute(program.query, env)
+
+
+def _substitute(q: ast.Query, env: dict[str, ast.Query]) -> ast.Query:
+    if isinstance(q, ast.Name):
+        if q.name not in env:
+            raise QreTypeError(f"unknown name {q.name!r}", span=q.span)
+        return env[q.name]
+    changes = {}
+    for f in fields(q):
+        value = getattr(q, f.name)
+        if _is_query(value):
+            changes[f.name] = _substitute(value, env)
+        elif isinstance(value, tuple) and value and all(_is_query(v) for v in value):
+            changes[f.name] = tuple(_substitute(v, env) for v in value)
+    return replace(q, **changes) if changes else q
+
+
+def _is_query(value: object) -> bool:
+    return isinstance(value, ast.Query)  # type: ignore[arg-type]
+
+
+def mentioned_tags(q: ast.Query) -> list[str]:
+    """Tags of the atoms of a resolved query, in order of first appearance."""
+    out: list[str] = []
+    stack = [q]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Atom) and node.tag not in out:
+            out.append(node.tag)
+        for f in reversed(fields(node)):
+            value = getattr(node, f.name)
+            if _is_query(value):
+                stack.append(value)
+            elif isinstance(value, tuple):
+                stack.extend(v for v in reversed(value) if _is_query(v))
+    return out
+
+
+def check(
+    program: ast.Program | ast.Query,
+    alphabet: Sequence[str] | None = None,
+    text: str | None = None,
+) -> Typed:
+    """Type-check a program (or query) and fix its alphabet (API.md).
+
+    The alphabet is the program's ``alphabet`` declaration or the
+    ``alphabet`` argument (they must agree when both are given); without
+    either, the tags the query mentions. ``text`` is the query's source, used
+    to show errors with a caret.
+    """
+    if not isinstance(program, ast.Program):
+        program = ast.Program(None, (), program)
+    try:
+        query = resolve(program)
+        sigma = _alphabet(program, query, alphabet)
+        kind, rate = _Checker(sigma).visit(query)
+    except QreTypeError as err:
+        raise err.located(text) if text is not None else err from None
+    return Typed(query, sigma, kind, rate)
+
+
+def _alphabet(program: ast.Program, query: ast.Query,
+              given: Sequence[str] | None) -> tuple[str, ...]:
+    if isinstance(given, str):
+        raise QreTypeError("alphabet is a list of tags, not a single string")
+    declared = program.alphabet
+    if given is not None and declared is not None and set(given) != set(declared):
+        raise QreTypeError(
+            f"the query declares alphabet {', '.join(declared)} but alphabet="
+            f"[{', '.join(given)}] was passed", span=program.span)
+    sigma = tuple(declared if declared is not None else
+                  given if given is not None else mentioned_tags(query))
+    if not sigma:
+        raise QreTypeError("the query mentions no tag: declare an alphabet "
+                           "(`alphabet a, b;` or alphabet=[...])", span=program.span)
+    if len(set(sigma)) != len(sigma):
+        raise QreTypeError(f"alphabet lists a tag twice: {', '.join(sigma)}", span=program.span)
+    return sigma
+
+
+_BASE_NAMES = {
+    ast.Or: "or", ast.Split: "split", ast.Iter: "iter", ast.Combine: "combine",
+    ast.PrefixSum: "prefix_sum", ast.Fill: "fill", ast.FillWith: "fill_with",
+    ast.Prev: "prev", ast.Hist: "hist", ast.Once: "once", ast.Not: "!",
+}
+
+
+def _construct(q: ast.Query) -> str:
+    if isinstance(q, ast.Compare | ast.BoolOp):
+        return f"'{q.op}'"
+    if isinstance(q, ast.Since):
+        return "since" if q.strong else "wsince"
+    return _BASE_NAMES.get(type(q), type(q).__name__.lower())
+
+
+class _Checker:
+    def __init__(self, alphabet: tuple[str, ...]) -> None:
+        self.alphabet = alphabet
+        self.sigma_star = fa.all_strings(alphabet)
+
+    def show(self, rate: fa.Regex) -> str:
+        return fa.show(rate, self.alphabet)
+
+    def visit(self, q: ast.Query) -> tuple[Kind, fa.Regex | None]:
+        return getattr(self, f"_{type(q).__name__.lower()}")(q)
+
+    def operand(self, parent: ast.Query, q: ast.Query, *kinds: Kind) -> fa.Regex | None:
+        kind, rate = self.visit(q)
+        if kind not in kinds:
+            wanted = " or ".join(k.value for k in kinds)
+            hint = (" (fill and fill_with are allowed only at the top level or under a "
+                    "comparison)" if kind is Kind.TOP else "")
+            raise QreTypeError(f"{_construct(parent)} expects a {wanted} query here, not a "
+                               f"{kind.value} one{hint}", span=getattr(q, "span", None)
+                               or parent.span)
+        return rate
+
+    def base(self, parent: ast.Query, q: ast.Query) -> fa.Regex:
+        rate = self.operand(parent, q, Kind.BASE)
+        assert rate is not None
+        return rate
+
+    def op(self, parent: ast.Query, op: ast.Op, arity: int) -> None:
+        if isinstance(op, ast.Lambda):
+            if op.arity != arity:
+                raise QreTypeError(
+                    f"{_construct(parent)} passes {arity} value(s) to its operation, but the "
+                    f"lambda takes {op.arity} ({', '.join(op.params)})",
+                    span=op.span or parent.span)
+            unknown = sorted(v.name for v in op.body.variables()
+                             if v.primed or v.name not in op.params)
+            if unknown:
+                raise QreTypeError(f"the lambda reads {', '.join(unknown)}, which is not one "
+                                   f"of its parameters ({', '.join(op.params)})",
+                                   span=op.span or parent.span)
+            if op.body.reads_cur():
+                raise QreTypeError("a lambda combines values and cannot read cur",
+                                   span=op.span or parent.span)
+        elif arity != 2:
+            raise QreTypeError(f"{_construct(parent)} of {arity} queries needs a lambda with "
+                               f"{arity} parameters; {op.symbol} takes 2",
+                               span=op.span or parent.span)
+
+    def defined_everywhere(self, parent: ast.Query, q: ast.Query, what: str) -> None:
+        """L(q) = Σ*, decided on the compiled DT (Theorem 5.2)."""
+        dt = compile_query(q, self.alphabet).value
+        language = fa.dt_language(dt, "defined")
+        missing = fa.shortest_word(fa.complement(language))
+        if missing is not None:
+            raise QreTypeError(
+                f"{what} must be defined on every word (its L must be Σ*), but it is undefined "
+                f"or conflicting after {fa.format_word(missing)}",
+                span=getattr(q, "span", None) or parent.span)
+
+    # ------------------------------------------------------------------ base queries
+
+    def _atom(self, q: ast.Atom) -> tuple[Kind, fa.Regex]:
+        if q.tag not in self.alphabet:
+            raise QreTypeError(f"unknown tag {q.tag!r}: the alphabet is "
+                               f"{', '.join(self.alphabet)}", span=q.span)
+        if q.term.variables():
+            names = ", ".join(sorted(str(v) for v in q.term.variables()))
+            raise QreTypeError(f"an atom's term reads only cur, not {names}", span=q.span)
+        return Kind.BASE, fa.Sym(q.tag)
+
+    def _eps(self, q: ast.Eps) -> tuple[Kind, fa.Regex]:
+        if q.term.variables() or q.term.reads_cur():
+            raise QreTypeError("eps(t) takes a constant term (no cur, no variables)",
+                               span=q.span)
+        return Kind.BASE, fa.Epsilon()
+
+    def _or(self, q: ast.Or) -> tuple[Kind, fa.Regex]:
+        return Kind.BASE, fa.alt(self.base(q, q.left), self.base(q, q.right))
+
+    def _split(self, q: ast.Split) -> tuple[Kind, fa.Regex]:
+        rate = fa.cat(self.base(q, q.left), self.base(q, q.right))
+        self.op(q, q.op, 2)
+        return Kind.BASE, rate
+
+    def _iter(self, q: ast.Iter) -> tuple[Kind, fa.Regex]:
+        rate = fa.star(self.base(q, q.body))
+        self.op(q, q.op, 2)
+        return Kind.BASE, rate
+
+    def _combine(self, q: ast.Combine) -> tuple[Kind, fa.Regex]:
+        rates = [self.base(q, a) for a in q.args]
+        self.op(q, q.op, len(q.args))
+        for k, rate in enumerate(rates[1:], start=1):
+            why = fa.explain_difference(rates[0], rate, self.alphabet,
+                                        ("the first", f"query {k + 1}"))
+            if why is not None:
+                raise QreTypeError(
+                    f"combine needs equal rates, but query 1 has rate {self.show(rates[0])} "
+                    f"and query {k + 1} has rate {self.show(rate)} ({why})", span=q.span)
+        return Kind.BASE, rates[0]
+
+    def _prefixsum(self, q: ast.PrefixSum) -> tuple[Kind, fa.Regex]:
+        self.base(q, q.body)
+        self.op(q, q.op, 2)
+        self.defined_everywhere(q, q.body, "the query under prefix_sum")
+        return Kind.BASE, self.sigma_star
+
+    # ------------------------------------------------------------------ top level
+
+    def _fill(self, q: ast.Fill) -> tuple[Kind, None]:
+        self.base(q, q.body)
+        return Kind.TOP, None
+
+    def _fillwith(self, q: ast.FillWith) -> tuple[Kind, None]:
+        self.base(q, q.body)
+        self.base(q, q.default)
+        return Kind.TOP, None
+
+    # ------------------------------------------------------------------ temporal
+
+    def _compare(self, q: ast.Compare) -> tuple[Kind, fa.Regex]:
+        for side, operand in (("left", q.left), ("right", q.right)):
+            self.operand(q, operand, Kind.BASE, Kind.TOP)
+            self.defined_everywhere(q, operand, f"the {side} side of {q.op}")
+        return Kind.TEMPORAL, self.sigma_star
+
+    def temporal(self, q: ast.Query, *operands: ast.Query) -> tuple[Kind, fa.Regex]:
+        for operand in operands:
+            self.operand(q, operand, Kind.TEMPORAL)
+        return Kind.TEMPORAL, self.sigma_star
+
+    def _boolop(self, q: ast.BoolOp) -> tuple[Kind, fa.Regex]:
+        return self.temporal(q, q.left, q.right)
+
+    def _not(self, q: ast.Not) -> tuple[Kind, fa.Regex]:
+        return self.temporal(q, q.body)
+
+    def _prev(self, q: ast.Prev) -> tuple[Kind, fa.Regex]:
+        return self.temporal(q, q.body)
+
+    def _hist(self, q: ast.Hist) -> tuple[Kind, fa.Regex]:
+        return self.temporal(q, q.body)
+
+    def _once(self, q: ast.Once) -> tuple[Kind, fa.Regex]:
+        return self.temporal(q, q.body)
+
+    def _since(self, q: ast.Since) -> tuple[Kind, fa.Regex]:
+        return self.temporal(q, q.left, q.right)

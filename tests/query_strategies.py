@@ -1,0 +1,152 @@
+"""Random *well-typed* QRE-Past queries (hypothesis strategies), well-typed by construction.
+
+* ``base_queries`` — every base construct; ``combine`` gets arguments with one
+  shared skeleton (equal rates, different terms and ops); ``or`` may repeat a
+  query (an ambiguous parse, hence ⊤); ``iter`` bodies may match ε.
+* ``total_queries`` — base queries defined on every word (L = Σ*): iterations
+  of "any event" (an ``or`` of one atom per tag), their prefix sums and
+  combinations. They feed ``prefix_sum`` and comparisons.
+* ``top_queries`` — fill, fill_with, and base queries.
+* ``temporal_queries`` — comparisons of total top-level queries (fill_with with
+  a total default), connectives, prev, hist, once, since, wsince.
+"""
+
+from __future__ import annotations
+
+from hypothesis import strategies as st
+from strategies import data_values, terms
+
+from dt.terms import Var
+from qre import ast
+
+OPS = st.sampled_from(["+", "*", "min", "max", "fst", "snd"]).map(ast.BuiltinOp)
+
+
+def lambdas(arity: int):
+    params = tuple(f"p{k}" for k in range(arity))
+    return terms([Var(p) for p in params], allow_cur=False, max_leaves=3).map(
+        lambda body: ast.Lambda(params, body))
+
+
+def ops(arity: int = 2):
+    return st.one_of(OPS, lambdas(arity)) if arity == 2 else lambdas(arity)
+
+
+def atom_terms():
+    return terms([], allow_cur=True, max_leaves=3)
+
+
+def const_terms():
+    return terms([], allow_cur=False, max_leaves=2)
+
+
+def any_event(alphabet: tuple[str, ...], draw) -> ast.Query:
+    """An unambiguous ``or`` of one atom per tag: matches any single event."""
+    query: ast.Query = ast.Atom(alphabet[0], draw(atom_terms()))
+    for tag in alphabet[1:]:
+        query = ast.Or(query, ast.Atom(tag, draw(atom_terms())))
+    return query
+
+
+def _reterm(q: ast.Query, draw) -> ast.Query:
+    """The same skeleton (hence the same rate) with fresh terms, inits and ops."""
+    if isinstance(q, ast.Atom):
+        return ast.Atom(q.tag, draw(atom_terms()))
+    if isinstance(q, ast.Eps):
+        return ast.Eps(draw(const_terms()))
+    if isinstance(q, ast.Or):
+        return ast.Or(_reterm(q.left, draw), _reterm(q.right, draw))
+    if isinstance(q, ast.Split):
+        return ast.Split(_reterm(q.left, draw), _reterm(q.right, draw), draw(ops()))
+    if isinstance(q, ast.Iter):
+        return ast.Iter(_reterm(q.body, draw), draw(data_values), draw(ops()))
+    if isinstance(q, ast.PrefixSum):
+        return ast.PrefixSum(_reterm(q.body, draw), draw(data_values), draw(ops()))
+    assert isinstance(q, ast.Combine)
+    args = tuple(_reterm(a, draw) for a in q.args)
+    return ast.Combine(args, draw(ops(len(args))))
+
+
+@st.composite
+def base_queries(draw, alphabet: tuple[str, ...], depth: int = 4) -> ast.Query:
+    if depth <= 0:
+        return draw(st.one_of(
+            st.builds(ast.Atom, st.sampled_from(alphabet), atom_terms()),
+            st.builds(ast.Eps, const_terms()),
+        ))
+    sub = base_queries(alphabet, depth - 1)
+    kind = draw(st.sampled_from(["atom", "eps", "or", "or_same", "split", "iter", "combine",
+                                 "prefix_sum"]))
+    if kind == "atom":
+        return ast.Atom(draw(st.sampled_from(alphabet)), draw(atom_terms()))
+    if kind == "eps":
+        return ast.Eps(draw(const_terms()))
+    if kind == "or":
+        return ast.Or(draw(sub), draw(sub))
+    if kind == "or_same":  # an ambiguous parse wherever q matches: ⊤
+        q = draw(sub)
+        return ast.Or(q, _reterm(q, draw))
+    if kind == "split":
+        return ast.Split(draw(sub), draw(sub), draw(ops()))
+    if kind == "iter":
+        return ast.Iter(draw(sub), draw(data_values), draw(ops()))
+    if kind == "combine":
+        first = draw(sub)
+        k = draw(st.integers(1, 3))
+        args = (first, *(_reterm(first, draw) for _ in range(k - 1)))
+        return ast.Combine(args, draw(ops(k)))
+    return ast.PrefixSum(draw(total_queries(alphabet, depth - 1)), draw(data_values),
+                         draw(ops()))
+
+
+@st.composite
+def total_queries(draw, alphabet: tuple[str, ...], depth: int = 2) -> ast.Query:
+    """Base queries defined (not ⊤) on every word."""
+    kind = draw(st.sampled_from(["iter", "iter", "prefix_sum", "combine"] if depth > 0
+                                else ["iter"]))
+    if kind == "iter":
+        return ast.Iter(any_event(alphabet, draw), draw(data_values), draw(ops()))
+    sub = total_queries(alphabet, depth - 1)
+    if kind == "prefix_sum":
+        return ast.PrefixSum(draw(sub), draw(data_values), draw(ops()))
+    return ast.Combine((draw(sub), draw(sub)), draw(ops(2)))
+
+
+@st.composite
+def top_queries(draw, alphabet: tuple[str, ...], depth: int = 3) -> ast.Query:
+    kind = draw(st.sampled_from(["base", "fill", "fill_with"]))
+    if kind == "base":
+        return draw(base_queries(alphabet, depth))
+    if kind == "fill":
+        return ast.Fill(draw(base_queries(alphabet, depth - 1)))
+    return ast.FillWith(draw(base_queries(alphabet, depth - 1)),
+                        draw(base_queries(alphabet, depth - 1)))
+
+
+@st.composite
+def defined_top_queries(draw, alphabet: tuple[str, ...], depth: int = 2) -> ast.Query:
+    """Top-level queries defined on every word: comparison operands."""
+    if draw(st.booleans()):
+        return draw(total_queries(alphabet, depth))
+    return ast.FillWith(draw(base_queries(alphabet, depth)), draw(total_queries(alphabet, 1)))
+
+
+@st.composite
+def temporal_queries(draw, alphabet: tuple[str, ...], depth: int = 3) -> ast.Query:
+    if depth <= 0:
+        return ast.Compare(draw(st.sampled_from(list(ast.COMPARISONS))),
+                           draw(defined_top_queries(alphabet, 1)),
+                           draw(defined_top_queries(alphabet, 1)))
+    sub = temporal_queries(alphabet, depth - 1)
+    kind = draw(st.sampled_from(["compare", "bool", "not", "prev", "hist", "once", "since"]))
+    if kind == "compare":
+        return ast.Compare(draw(st.sampled_from(list(ast.COMPARISONS))),
+                           draw(defined_top_queries(alphabet, depth - 1)),
+                           draw(defined_top_queries(alphabet, depth - 1)))
+    if kind == "bool":
+        return ast.BoolOp(draw(st.sampled_from(ast.CONNECTIVES)), draw(sub), draw(sub))
+    if kind == "not":
+        return ast.Not(draw(sub))
+    if kind == "since":
+        return ast.Since(draw(sub), draw(sub), draw(st.booleans()))
+    return {"prev": ast.Prev, "hist": ast.Hist, "once": ast.Once}[kind](draw(sub))
