@@ -49,6 +49,7 @@ __all__ = [
     "Var",
     "evaluate_term",
     "parse_term",
+    "term_from_tree",
 ]
 
 EventValue = float | Mapping[str, float]
@@ -394,8 +395,22 @@ def parse_term(text: str) -> Term:
         tree = _parser().parse(text)
     except lark.exceptions.UnexpectedInput as err:
         raise _syntax_error(text, err) from None
+    return term_from_tree(tree, text)
+
+
+def term_from_tree(tree: object, text: str, depth: int = 0) -> Term:
+    """The :class:`Term` of a lark parse tree of term.lark's ``expr``.
+
+    Also accepts the tree of a grammar that ``%import``s ``expr`` (the query
+    grammar of :mod:`qre.parser` does): lark prefixes the imported rule names
+    with a namespace (``term__binop``), which is ignored here. ``text`` is the
+    whole source the tree came from (for the error's caret); ``depth`` is how
+    deeply the tree is already nested in that source, so that the
+    :data:`MAX_TERM_DEPTH` limit bounds the nesting of the whole text.
+    Raises :class:`~dt.errors.TermSyntaxError`.
+    """
     try:
-        return _to_term(tree)
+        return _to_term(tree, depth)
     except _BadNode as err:
         raise TermSyntaxError(err.message, text, err.line, err.column) from None
 
@@ -446,11 +461,11 @@ def _to_term(tree: object, depth: int = 0) -> Term:
     import lark
 
     if depth > MAX_TERM_DEPTH:
-        raise _BadNode(f"term nested more than {MAX_TERM_DEPTH} levels deep", None)
+        raise _BadNode(f"term nested more than {MAX_TERM_DEPTH} levels deep", _first_token(tree))
 
     if not isinstance(tree, lark.Tree):
         raise AssertionError(f"unexpected parse node {tree!r}")
-    kind, kids = tree.data, tree.children
+    kind, kids = _kind(tree), tree.children
     if kind == "number":
         return Const(float(kids[0]))
     if kind in ("true", "false", "inf", "nan"):
@@ -470,7 +485,7 @@ def _to_term(tree: object, depth: int = 0) -> Term:
         return _to_term(kids[0], depth + 1)
     if kind == "neg":
         (child,) = kids
-        if isinstance(child, lark.Tree) and child.data in ("number", "inf"):
+        if isinstance(child, lark.Tree) and _kind(child) in ("number", "inf"):
             return Const(-_to_term(child, depth + 1).value)  # type: ignore[attr-defined]
         return Apply("neg", (_to_term(child, depth + 1),))
     if kind == "not_":
@@ -491,6 +506,21 @@ def _to_term(tree: object, depth: int = 0) -> Term:
             raise _BadNode(f"{fname} takes {spec.arity} argument(s), got {len(args)}", kids[0])
         return Apply(spec.name, args)
     raise AssertionError(f"unexpected parse node {kind}")
+
+
+def _kind(tree: object) -> str:
+    """The rule (alias) name of a node; an importing grammar's namespace is dropped
+    ("term__binop" is "binop")."""
+    return str(tree.data).rpartition("__")[2]  # type: ignore[attr-defined]
+
+
+def _first_token(tree: object) -> object:
+    """The leftmost token under ``tree`` (iteratively: the tree may be very deep)."""
+    import lark
+
+    while isinstance(tree, lark.Tree) and tree.children:
+        tree = tree.children[0]
+    return tree
 
 
 def _plain_name(token: object) -> str:

@@ -1,18 +1,24 @@
 """qre: quantitative monitoring of event streams with data transducers.
 
-Pipeline (seed 003, §5): query text → AST → typed AST → DT (package ``dt``,
-built with the constructions of §5.2) → optimized DT → flat tables / a
-generated kernel (package ``codegen``) → Spark (package ``spark_udf``).
+Pipeline (seed 003, §5): query text → AST (:mod:`qre.parser`, :mod:`qre.ast`)
+→ typed AST (:mod:`qre.typing`, rates with :mod:`qre.automata`) → DT
+(:mod:`qre.compiler`, built with the constructions of package ``dt``) →
+optimized DT → flat tables / a generated kernel (package ``codegen``, not yet
+written) → Spark (package ``spark_udf``, not yet written).
 
-This package is the user-facing end of that pipeline. For now it holds only
-:class:`Monitor`, which runs a data transducer — hand-written, or read with
-``dt.DT.from_json`` — over an event stream through the API of
-../shared/API.md (``Monitor.from_dt(d)``, ``m.run``, ``m.initial``,
-``m.stats``), and :class:`Output`, the ``(status, value)`` arrays it returns.
-The QRE-Past language (``qre(text)``, ``QreSyntaxError``, ``QreTypeError``)
-arrives with the language issue; the demo program is :mod:`qre.demo`.
+This package is the user-facing end: :func:`qre` compiles a query into a
+:class:`Monitor` (``run``, ``run_keys``, ``session``, ``initial``, ``dt``,
+``stats``; API.md), :meth:`Monitor.from_dt` runs a hand-written DT, and bad
+queries raise :class:`QreSyntaxError` / :class:`QreTypeError` (both
+``ValueError``) with line, column and a caret. :mod:`qre.semantics` is the
+denotational oracle that the compiler is tested against.
+
+Costs: compiling is quadratic in the query (Theorem 5.7); running is O(DT
+size) per event with the reference engine, the only one so far.
 """
 
-from .monitor import Monitor, Output, Stats
+from .api import qre
+from .errors import QreSyntaxError, QreTypeError
+from .monitor import Monitor, Output, Session, Stats
 
-__all__ = ["Monitor", "Output", "Stats"]
+__all__ = ["Monitor", "Output", "QreSyntaxError", "QreTypeError", "Session", "Stats", "qre"]

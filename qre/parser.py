@@ -1,0 +1,603 @@
+"""QRE-Past query text → AST (seed 003, §5.3; ../shared/API.md, "Query text").
+
+:func:`parse` reads a whole query text into a :class:`~qre.ast.Program`: an
+optional ``alphabet a, b, c;`` declaration, ``let NAME = Q;`` bindings, and
+the final query. The grammar is ``qre/grammar.lark`` (LALR(1)); it imports the
+TERM grammar of ``dt/term.lark``, and terms are built by
+:func:`dt.terms.term_from_tree`, so query terms and DT terms are one language.
+
+What the grammar cannot say is checked here, each error a
+:class:`~qre.errors.QreSyntaxError` with line, column and a caret:
+
+* a keyword (:data:`KEYWORDS`) used as a name, tag or lambda parameter; a primed
+  name (only term variables are primed);
+* a ``let`` name bound twice; a query name not bound by an EARLIER ``let``;
+  a tag declared twice in ``alphabet``;
+* what a term may read: ``atom`` terms read ``cur``/``cur.FIELD`` only,
+  ``eps`` terms are constant, a lambda body reads its (unprimed) parameters and
+  never ``cur`` (a lambda combines values, it does not read events);
+* ``combine``: queries, then exactly one operation, last; builtin operations
+  are ``+ * min max fst snd``;
+* comparisons and ``<->`` do not chain (``a < b < c`` asks for parentheses);
+* nesting deeper than :data:`MAX_DEPTH` (query and term levels together).
+
+Wrong lambda arity is *not* a syntax error: the type checker reports it.
+Tags are identifiers in the text syntax (an alphabet given in Python may hold
+any strings; text can mention only the identifier-shaped ones).
+
+Sugar: a call ``NAME(arg, …)`` whose name is not a construct is looked up in
+:data:`SUGAR` and expanded at parse time; see :data:`Sugar`.
+
+:func:`parse` raises nothing but :class:`QreSyntaxError`, whatever the input.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Iterator
+from copy import copy
+from dataclasses import dataclass, field, fields
+from functools import cache
+from pathlib import Path
+
+import lark
+from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken
+
+from dt import terms as _dt_terms
+from dt.errors import TermSyntaxError
+from dt.terms import KEYWORDS as TERM_KEYWORDS
+from dt.terms import MAX_TERM_DEPTH, Term, term_from_tree
+
+from .ast import (
+    BUILTIN_OPS,
+    Atom,
+    BoolOp,
+    BuiltinOp,
+    Combine,
+    Compare,
+    Eps,
+    Fill,
+    FillWith,
+    Hist,
+    Iter,
+    Lambda,
+    Let,
+    Name,
+    Not,
+    Once,
+    Op,
+    Or,
+    PrefixSum,
+    Prev,
+    Program,
+    Query,
+    Since,
+    Span,
+    Split,
+)
+from .errors import QreError, QreSyntaxError
+
+__all__ = [
+    "KEYWORDS",
+    "MAX_DEPTH",
+    "SUGAR",
+    "Number",
+    "Sugar",
+    "SugarArg",
+    "parse",
+]
+
+KEYWORDS = frozenset({
+    "atom", "eps", "or", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
+    "prev", "hist", "once", "since", "wsince", "let", "alphabet",
+}) | TERM_KEYWORDS
+"""Words that cannot be a query name, a tag or a lambda parameter."""
+
+MAX_DEPTH = MAX_TERM_DEPTH
+"""Deepest nesting :func:`parse` accepts, counting query levels (parentheses
+included) and the term levels below them together, so that every recursive
+walk of a parsed program (equality, hashing, printing, typing, compiling)
+stays far from Python's recursion limit."""
+
+
+@dataclass(frozen=True, slots=True)
+class Number:
+    """A numeric literal passed to a sugar call (``last(q, 3)``)."""
+
+    value: float
+    span: Span | None = field(default=None, compare=False, repr=False)
+
+
+SugarArg = Query | Op | Number
+"""An argument of a sugar call: a query, an operation, or a literal."""
+
+Sugar = Callable[[tuple[SugarArg, ...], Span], Query]
+"""A macro: ``expand(args, span)`` returns the query a call stands for.
+
+Arguments arrive converted but unresolved: a bare name argument is a
+:class:`~qre.ast.Name` that need not be ``let``-bound (a macro may read it as
+a tag); names left in the expansion are then checked like any other. A macro
+reports bad arguments by raising :class:`~qre.errors.QreSyntaxError` (message
+and the offending argument's ``span``, no text) or ``ValueError`` (reported at
+the call)."""
+
+SUGAR: dict[str, Sugar] = {}
+"""Query-level functions expanded at parse time, by name."""
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def parse(text: str) -> Program:
+    """The :class:`~qre.ast.Program` of query ``text``; spans on every node.
+
+    >>> from qre.printer import to_text
+    >>> to_text(parse("let s = iter(atom(a, cur), 0, +);  s>=10 # big"))
+    'let s = iter(atom(a, cur), 0, +);\\ns >= 10'
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"query text must be a str, not {type(text).__name__}")
+    if _BLANK.fullmatch(text):
+        raise QreSyntaxError("empty query: the text has no query, only blanks and comments",
+                             text, Span(1, 1, 1, 1))
+    try:
+        tree = _parser().parse(text)
+    except UnexpectedInput as err:
+        raise _syntax_error(text, err) from None
+    try:
+        return _Converter(text).program(tree)
+    except RecursionError:  # a safety net: MAX_DEPTH should stop recursion long before
+        raise QreSyntaxError("query nested too deeply", text, Span(1, 1, 1, 1)) from None
+
+
+# Lark's common.WS, as the lexer skips it (not Python's \s, which also skips \v, \x85, …).
+_BLANK = re.compile(r"(?:[ \t\f\r\n]|#[^\n]*)*")
+
+
+@cache
+def _parser() -> lark.Lark:
+    grammar = (Path(__file__).parent / "grammar.lark").read_text()
+    return lark.Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        import_paths=[Path(_dt_terms.__file__).parent],
+        propagate_positions=True,
+        maybe_placeholders=False,
+    )
+
+
+# --------------------------------------------------------------------------- lark errors
+
+
+def _syntax_error(text: str, err: UnexpectedInput) -> QreSyntaxError:
+    """A lark error as a QreSyntaxError: what was found, what was expected, where."""
+    line = getattr(err, "line", -1) or -1
+    column = getattr(err, "column", -1) or -1
+    expected = _expected(err)
+    at_end = isinstance(err, UnexpectedEOF) or (
+        isinstance(err, UnexpectedToken) and err.token.type == "$END")
+    if isinstance(err, UnexpectedCharacters):
+        what = f"unexpected character {text[err.pos_in_stream]!r}"
+    elif at_end:
+        what = "unexpected end of query"
+        if "LET" in expected and expected >= _QUERY_START:
+            what = "the final query is missing (after the let bindings)"
+        lines = text.split("\n")  # as the lexer counts lines (see dt.errors.render_location)
+        line, column = len(lines), len(lines[-1].rstrip("\r")) + 1
+    else:
+        assert isinstance(err, UnexpectedToken)
+        token = err.token
+        what = f"unexpected {str(token)!r}"
+        if str(token) in KEYWORDS and token.type != "NAME":
+            what = f"unexpected keyword {str(token)!r}"
+    if expected:
+        what += f"; expected {_describe(expected)}"
+    if line < 1 or column < 1:
+        line, column = 1, 1
+    return QreSyntaxError(what, text, Span(line, column, line, column))
+
+
+def _expected(err: UnexpectedInput) -> set[str]:
+    """The terminals that could have come where ``err`` happened.
+
+    LALR merges lookaheads, and lark's own sets come from the contextual lexer
+    (which folds keywords into NAME) or skip the namespaced term terminals; so
+    each candidate is tried on a copy of the parser, as lark's ``accepts`` does.
+    """
+    fallback = set(getattr(err, "expected", None) or getattr(err, "allowed", None) or ())
+    parser = getattr(err, "interactive_parser", None)
+    if parser is None:
+        return fallback
+    try:
+        return _accepts(parser)
+    except Exception:  # only an error message is at stake: never let it mask the error
+        return fallback
+
+
+def _accepts(parser: lark.parsers.lalr_interactive_parser.InteractiveParser) -> set[str]:
+    conf = copy(parser.parser_state.parse_conf)
+    conf.callbacks = {}  # no tree building while probing
+    terminals = {t.name for t in _parser().terminals} | {"$END"}
+    accepted = set()
+    for name in parser.choices():
+        if name not in terminals:
+            continue
+        probe = parser.copy(deepcopy_values=False)
+        probe.parser_state.parse_conf = conf
+        try:
+            probe.feed_token(parser.lexer_thread._Token(name, ""))
+        except UnexpectedInput:
+            continue
+        accepted.add(name)
+    return accepted
+
+
+# Terminals that can start a query / a term, and the binary operators after one.
+_QUERY_START = frozenset({
+    "ATOM", "EPS", "OR", "SPLIT", "ITER", "COMBINE", "PREFIX_SUM", "FILL", "FILL_WITH",
+    "PREV", "HIST", "ONCE", "NAME", "LPAR", "BANG",
+})
+_TERM_START = frozenset({"NUMBER", "TRUE", "FALSE", "INF", "NAN", "CUR", "NAME", "LPAR",
+                         "MINUS", "BANG"})
+_QUERY_OPERATORS = frozenset({"IFF", "ARROW", "OROR", "AMPAMP", "SINCE", "WSINCE", "CMP"})
+_TERM_OPERATORS = frozenset({"term__OROR", "term__AMPAMP", "term__CMP_OP", "term__ADD_OP",
+                             "term__MUL_OP"})
+_GROUPS = [
+    (_QUERY_START, "a query"),
+    (_TERM_START, "a term"),
+    (frozenset({"MINUS", "NUMBER", "INF", "NAN", "TRUE", "FALSE"}),
+     "an initial value (a number, inf, -inf, nan, true or false)"),
+    (_QUERY_OPERATORS, "an operator (<->, ->, ||, &&, since, wsince, <, <=, >, >=, ==)"),
+    (_TERM_OPERATORS, "a term operator"),
+]
+_TOKEN_NAMES = {"NAME": "a name", "NUMBER": "a number", "CMP": "a comparison",
+                "$END": "end of query", "term__CMP_OP": "a comparison",
+                "term__ADD_OP": "'+' or '-'", "term__MUL_OP": "'*', '/' or '%'"}
+
+
+def _describe(expected: set[str]) -> str:
+    """Readable names for lark's expected terminals, grouped where a whole class fits."""
+    rest = set(expected)
+    shown: list[str] = []
+    for group, label in _GROUPS:
+        if group <= rest:
+            shown.append(label)
+            rest -= group
+    patterns = {t.name: t.pattern for t in _parser().terminals}
+    for name in sorted(rest):
+        if name in _TOKEN_NAMES:
+            shown.append(_TOKEN_NAMES[name])
+        elif name in patterns and patterns[name].type == "str":
+            shown.append(repr(patterns[name].value))
+        else:
+            shown.append(name.lower())
+    if len(shown) == 1:
+        return shown[0]
+    if len(shown) > 10:
+        shown = [*shown[:10], "…"]
+    return "one of: " + ", ".join(shown)
+
+
+# --------------------------------------------------------------------------- tree → AST
+
+
+def _span(node: lark.Tree | lark.Token) -> Span:
+    if isinstance(node, lark.Token):
+        return Span(node.line or 1, node.column or 1, node.end_line or node.line or 1,
+                    node.end_column or node.column or 1)
+    meta = node.meta
+    if meta.empty:  # cannot happen for the rules of grammar.lark; be safe anyway
+        return Span(1, 1, 1, 1)
+    return Span(meta.line, meta.column, meta.end_line, meta.end_column)
+
+
+def _kind(tree: lark.Tree) -> str:
+    return str(tree.data)
+
+
+_QUERY_KINDS = frozenset({
+    "atom", "eps", "or_", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
+    "prev", "hist", "once", "call", "name", "paren_name", "paren", "boolop", "since",
+    "compare", "not_",
+})
+
+
+class _Converter:
+    """One pass over the parse tree; ``bound`` holds the let names seen so far."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.bound: dict[str, Span] = {}
+
+    def error(self, message: str, where: lark.Tree | lark.Token | Span) -> QreSyntaxError:
+        span = where if isinstance(where, Span) else _span(where)
+        return QreSyntaxError(message, self.text, span)
+
+    # ----------------------------------------------------------------- program
+
+    def program(self, tree: lark.Tree) -> Program:
+        alphabet: tuple[str, ...] | None = None
+        lets: list[Let] = []
+        query: Query | None = None
+        for child in tree.children:
+            if isinstance(child, lark.Token):  # the optional final ";"
+                continue
+            kind = _kind(child)
+            if kind == "alphabet_decl":
+                alphabet = self.alphabet(child)
+            elif kind == "let_decl":
+                lets.append(self.let(child))
+            else:
+                query = self.query(child, 1)
+        assert query is not None, "the grammar requires a final query"
+        return Program(alphabet, tuple(lets), query, _span(tree))
+
+    def alphabet(self, tree: lark.Tree) -> tuple[str, ...]:
+        seen: dict[str, lark.Token] = {}
+        for token in tree.children:
+            name = self.identifier(token, "a tag")
+            if name in seen:
+                first = seen[name]
+                raise self.error(f"tag {name!r} is declared twice (first at line {first.line}, "
+                                 f"column {first.column})", token)
+            seen[name] = token
+        return tuple(seen)
+
+    def let(self, tree: lark.Tree) -> Let:
+        token, body = tree.children
+        name = self.identifier(token, "a query name")
+        if name in self.bound:
+            first = self.bound[name]
+            raise self.error(f"{name!r} is already defined (at line {first.line}, column "
+                             f"{first.column}); each let needs its own name", token)
+        query = self.query(body, 1)  # before binding: a let cannot refer to itself
+        self.bound[name] = _span(token)
+        return Let(name, query, _span(tree))
+
+    def identifier(self, token: lark.Token, role: str) -> str:
+        """A NAME token used as ``role``: not a keyword, not primed."""
+        name = str(token)
+        if name.endswith("'"):
+            raise self.error(f"{name!r} cannot be {role}: only variables in terms are primed",
+                             token)
+        if name in KEYWORDS:
+            raise self.error(f"{name!r} is a keyword and cannot be {role}", token)
+        return name
+
+    # ----------------------------------------------------------------- queries
+
+    def query(self, tree: lark.Tree | lark.Token, depth: int, *, free: bool = False) -> Query:
+        """The query of ``tree`` at nesting ``depth``; ``free``: a bare name need not be bound
+        (a direct argument of a sugar call)."""
+        if not isinstance(tree, lark.Tree) or _kind(tree) not in _QUERY_KINDS:
+            raise self.error(self.not_a_query(tree), tree)
+        if depth > MAX_DEPTH:
+            raise self.error(f"query nested too deeply (more than {MAX_DEPTH} levels, terms "
+                             "included)", tree)
+        kind, kids, span = _kind(tree), tree.children, _span(tree)
+        d = depth + 1
+        if kind in ("name", "paren_name"):
+            return self.name(kids[0], free=free)
+        if kind == "paren":
+            return self.query(kids[0], d)
+        if kind == "atom":
+            tag = self.identifier(kids[0], "a tag")
+            return Atom(tag, self.term(kids[1], d, "atom"), span)
+        if kind == "eps":
+            return Eps(self.term(kids[0], d, "eps"), span)
+        if kind == "or_":
+            return Or(self.query(kids[0], d), self.query(kids[1], d), span)
+        if kind == "split":
+            return Split(self.query(kids[0], d), self.query(kids[1], d), self.op(kids[2], d),
+                         span)
+        if kind in ("iter", "prefix_sum"):
+            node = Iter if kind == "iter" else PrefixSum
+            return node(self.query(kids[0], d), self.init(kids[1]), self.op(kids[2], d), span)
+        if kind == "combine":
+            return self.combine(tree, d)
+        if kind in ("fill", "prev", "hist", "once"):
+            node = {"fill": Fill, "prev": Prev, "hist": Hist, "once": Once}[kind]
+            return node(self.query(kids[0], d), span)
+        if kind == "fill_with":
+            return FillWith(self.query(kids[0], d), self.query(kids[1], d), span)
+        if kind == "not_":
+            return Not(self.query(kids[1], d), span)
+        if kind == "since":
+            left, token, right = kids
+            return Since(self.query(left, d), self.query(right, d), token.type == "SINCE", span)
+        if kind in ("compare", "boolop"):
+            return self.binary(tree, d)
+        assert kind == "call"
+        return self.call(tree, d)
+
+    def not_a_query(self, node: lark.Tree | lark.Token) -> str:
+        kind = _kind(node) if isinstance(node, lark.Tree) else ""
+        if kind in ("op_symbol", "lambda"):
+            return "an operation cannot stand here: a query is expected"
+        if kind == "init":
+            return "a number cannot stand here: a query is expected (eps(TERM) is a constant)"
+        return "a query is expected here"
+
+    def name(self, token: lark.Token, *, free: bool = False) -> Name:
+        name = self.identifier(token, "a query name")
+        if not free and name not in self.bound:
+            raise self.error(self.undefined(name), token)
+        return Name(name, _span(token))
+
+    def undefined(self, name: str) -> str:
+        if name in BUILTIN_OPS:
+            return (f"{name!r} is not defined: as an operation it belongs in the last argument "
+                    "of split, iter, combine or prefix_sum")
+        message = f"{name!r} is not defined"
+        if self.bound:
+            message += f" (defined so far: {', '.join(self.bound)})"
+        return message + "; a name must be bound by an earlier let NAME = ...;"
+
+    def binary(self, tree: lark.Tree, depth: int) -> Query:
+        """A comparison or a connective; comparisons and <-> do not chain."""
+        left, token, right = tree.children
+        op = str(token)
+        chains = (token.type == "CMP" and isinstance(left, lark.Tree)
+                  and _kind(left) == "compare") or (
+            op == "<->" and isinstance(left, lark.Tree) and _kind(left) == "boolop"
+            and str(left.children[1]) == "<->")
+        if chains:
+            what = "comparisons" if token.type == "CMP" else "'<->'"
+            raise self.error(f"{what} do not chain: add parentheses, as in (a {op} b) {op} c "
+                             f"or a {op} (b {op} c)", token)
+        node = Compare if token.type == "CMP" else BoolOp
+        return node(op, self.query(left, depth), self.query(right, depth), _span(tree))
+
+    def combine(self, tree: lark.Tree, depth: int) -> Combine:
+        *queries, last = tree.children
+        if isinstance(last, lark.Tree) and _kind(last) == "name" and str(
+                last.children[0]) in BUILTIN_OPS:
+            op: Op = BuiltinOp(str(last.children[0]), _span(last))
+        elif isinstance(last, lark.Tree) and _kind(last) in ("op_symbol", "lambda"):
+            op = self.op(last, depth)
+        else:
+            raise self.error("the last argument of combine must be an operation: +, *, min, "
+                             "max, fst, snd or a lambda (x, y) -> TERM", last)
+        if not queries:
+            raise self.error("combine needs at least one query before its operation", tree)
+        for arg in queries:
+            if isinstance(arg, lark.Tree) and _kind(arg) in ("op_symbol", "lambda"):
+                hint = ""
+                if _kind(arg) == "lambda" and len(arg.children) == 3:
+                    hint = ("; for an implication between queries drop the parentheses "
+                            "around the left side")
+                raise self.error("an operation can only be the last argument of combine"
+                                 + hint, arg)
+        args = tuple(self.query(q, depth) for q in queries)
+        return Combine(args, op, _span(tree))
+
+    def call(self, tree: lark.Tree, depth: int) -> Query:
+        token, *args = tree.children
+        fname = str(token)
+        if fname in KEYWORDS:
+            raise self.error(f"{fname!r} is a keyword and cannot be a function name", token)
+        macro = SUGAR.get(fname)
+        if macro is None:
+            message = f"unknown query function {fname!r}"
+            if fname in self.bound:
+                message += f" ({fname} is a let-bound query: write it without arguments)"
+            elif SUGAR:
+                message += f"; known: {', '.join(sorted(SUGAR))}"
+            raise self.error(message, token)
+        values = tuple(self.sugar_arg(a, depth) for a in args)
+        span = _span(tree)
+        try:
+            result = macro(values, span)
+        except QreError as err:
+            raise QreSyntaxError(err.message, self.text, err.span or span) from None
+        except ValueError as err:
+            raise QreSyntaxError(str(err), self.text, span) from None
+        for name in _names(result):
+            if name.name not in self.bound:
+                raise self.error(self.undefined(name.name), name.span or span)
+        return result
+
+    def sugar_arg(self, tree: lark.Tree, depth: int) -> SugarArg:
+        kind = _kind(tree)
+        if kind in ("op_symbol", "lambda"):
+            return self.op(tree, depth)
+        if kind == "init":
+            return Number(self.init(tree), _span(tree))
+        return self.query(tree, depth, free=True)
+
+    # ----------------------------------------------------------------- operations
+
+    def op(self, tree: lark.Tree, depth: int) -> Op:
+        kind, kids = _kind(tree), tree.children
+        if kind == "op_symbol":
+            return BuiltinOp(str(kids[0]), _span(tree))
+        if kind == "op_name":
+            name = str(kids[0])
+            if name not in BUILTIN_OPS:
+                raise self.error(f"unknown operation {name!r}: an operation is +, *, min, max, "
+                                 "fst, snd or a lambda (x, y) -> TERM", kids[0])
+            return BuiltinOp(name, _span(tree))
+        assert kind == "lambda"
+        *params, _arrow, body = kids
+        names: list[str] = []
+        for token in params:
+            name = self.identifier(token, "a lambda parameter")
+            if name in names:
+                raise self.error(f"lambda parameter {name!r} is repeated", token)
+            names.append(name)
+        return Lambda(tuple(names), self.term(body, depth + 1, "lambda", names), _span(tree))
+
+    def init(self, tree: lark.Tree) -> float:
+        tokens = [str(t) for t in tree.children]
+        sign = -1.0 if tokens[0] == "-" else 1.0
+        word = tokens[-1]
+        value = {"inf": math.inf, "nan": math.nan, "true": 1.0, "false": 0.0}.get(word)
+        return sign * (float(word) if value is None else value)
+
+    # ----------------------------------------------------------------- terms
+
+    def term(self, tree: lark.Tree, depth: int, where: str,
+             params: list[str] | None = None) -> Term:
+        """The term of ``tree`` (rule ``term``), checked for what ``where`` may read."""
+        (expr,) = tree.children
+        for node in _term_leaves(expr):
+            problem = _forbidden(node, where, params or [])
+            if problem:
+                raise self.error(problem, node)
+        try:
+            return term_from_tree(expr, self.text, depth)
+        except TermSyntaxError as err:
+            raise QreSyntaxError(err.message, self.text,
+                                 Span(err.line, err.column, err.line, err.column)) from None
+
+
+def _term_leaves(tree: lark.Tree) -> Iterator[lark.Tree]:
+    """The var/cur nodes of a term tree in text order (iteratively: terms may be deep)."""
+    stack: list[object] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, lark.Tree):
+            kind = str(node.data).rpartition("__")[2]
+            if kind in ("var", "cur", "cur_field"):
+                yield node
+            stack.extend(reversed(node.children))
+
+
+def _forbidden(node: lark.Tree, where: str, params: list[str]) -> str | None:
+    """Why ``node`` (a var or cur node) may not appear in a term of ``where``, or None."""
+    kind = str(node.data).rpartition("__")[2]
+    if kind != "var":
+        if where == "eps":
+            return "eps takes a constant term: it matches no event, so there is no cur"
+        if where == "lambda":
+            return ("a lambda combines the values of queries: its body reads its parameters, "
+                    "not cur (read events inside atom)")
+        return None
+    text = str(node.children[0])
+    if where == "atom":
+        return (f"unknown variable {text!r}: an atom's term reads only cur and cur.FIELD "
+                "(variables belong to lambdas)")
+    if where == "eps":
+        return f"unknown variable {text!r}: eps takes a constant term"
+    base = text.rstrip("'")
+    if base != text and base in params:
+        return f"{text!r}: lambda parameters are not primed"
+    if text not in params:
+        names = ", ".join(params)
+        return f"unknown variable {text!r}: this lambda's parameters are {names}"
+    return None
+
+
+def _names(query: Query) -> Iterator[Name]:
+    """Every Name node in ``query`` (iteratively)."""
+    stack: list[object] = [query]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, Name):
+            yield node
+        elif isinstance(node, tuple):
+            stack.extend(node)
+        elif hasattr(node, "__dataclass_fields__") and not isinstance(node, Term):
+            stack.extend(getattr(node, f.name) for f in fields(node))  # type: ignore[arg-type]

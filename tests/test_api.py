@@ -1,0 +1,98 @@
+"""qre(text) end to end: the pipeline, the motivating query of §5.3, and bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dt.values import encode
+from qre import QreSyntaxError, QreTypeError, qre
+from qre.parser import parse
+from qre.semantics import run_program
+
+LAST_FIVE = (Path(__file__).parent.parent / "examples" / "last_five.qre").read_text()
+
+
+def _oracle(text: str, word) -> tuple[np.ndarray, np.ndarray]:
+    """The oracle's outputs after each event (the empty prefix dropped), encoded."""
+    return encode(run_program(parse(text), word)[1:])
+
+
+@settings(max_examples=25)
+@given(st.lists(st.sampled_from([0.0, 1.0, 2.0, 10.0, 50.0, -3.0]), max_size=9))
+def test_motivating_query_matches_the_oracle(values):
+    m = qre(LAST_FIVE)
+    out = m.run(["m"] * len(values), values)
+    status, value = _oracle(LAST_FIVE, [("m", v) for v in values])
+    np.testing.assert_array_equal(out.status, status)
+    np.testing.assert_array_equal(out.value, value)
+
+
+def test_motivating_query_is_vacuous_then_false_on_a_calm_stream():
+    """Under five readings the implication holds; a calm fifth reading (σ = 0) is not
+    above the mean, and hist, once false, stays false even through a later spike."""
+    m = qre(LAST_FIVE)
+    calm, spike = [10.0] * 20, [1000.0] * 5
+    out = m.run(["m"] * 25, calm + spike)
+    assert out.status.tolist() == [1] * 25
+    assert out.value[:4].tolist() == [1.0] * 4      # fewer than five readings: vacuously true
+    assert out.value[4:].tolist() == [0.0] * 21     # calm readings are not 2σ above the mean
+
+
+def test_alphabet_sources_and_codes():
+    text = "iter(or(atom(a, cur), atom(b, 0 - cur)), 0, +)"
+    m = qre(text)
+    assert m.alphabet == ("a", "b")  # tags in order of first appearance
+    assert qre("alphabet b, a, c;\n" + text).alphabet == ("b", "a", "c")
+    codes = qre(text, alphabet=["b", "a"]).run(np.array([1, 0, 1]), [1.0, 2.0, 3.0])
+    assert codes.value.tolist() == [1.0, -1.0, 2.0]
+    with pytest.raises(QreTypeError, match="declares alphabet"):
+        qre("alphabet a, b;\n" + text, alphabet=["a", "c"])
+
+
+def test_unknown_tags_and_records():
+    m = qre("iter(atom(a, cur.x * cur.y), 0, +)", alphabet=["a"])
+    out = m.run(["a", "a"], {"x": [1.0, 2.0], "y": [3.0, 4.0]})
+    assert out.value.tolist() == [3.0, 11.0]
+    with pytest.raises(ValueError, match=r"'z'.*position 1"):
+        m.run(["a", "z"], {"x": [1.0, 2.0], "y": [3.0, 4.0]})
+    skipped = m.run(["a", "z"], {"x": [1.0, 2.0], "y": [3.0, 4.0]}, unknown_tags="skip")
+    assert skipped.value.tolist() == [3.0, 3.0]
+
+
+def test_nan_and_inf_data_are_ordinary_values():
+    m = qre("iter(atom(a, cur), 0, +)")
+    out = m.run(["a", "a", "a"], [1.0, float("inf"), float("nan")])
+    assert out.status.tolist() == [1, 1, 1]
+    assert out.value[1] == float("inf") and np.isnan(out.value[2])
+
+
+@pytest.mark.parametrize(
+    ("text", "error", "message", "line", "column"),
+    [
+        ("split(atom(a, cur) atom(b, cur), +)", QreSyntaxError, "unexpected", 1, 20),
+        ("combine(atom(a, cur), split(atom(a, cur), atom(b, cur), +), +)", QreTypeError,
+         "rate a and query 2 has rate a·b", 1, 1),
+        ("alphabet a;\niter(atom(a, cur), 0, (x) -> x)", QreTypeError, "lambda takes 1", 2, 23),
+        ("prefix_sum(atom(a, cur), 0, +)", QreTypeError, "defined on every word", 1, 12),
+        ("or(fill(atom(a, cur)), atom(a, cur))", QreTypeError, "only at the top level", 1, 4),
+        ("hist(atom(a, cur))", QreTypeError, "temporal", 1, 6),
+        ("atom(c, cur)", None, None, None, None),
+    ],
+)
+def test_errors_are_located(text, error, message, line, column):
+    if error is None:
+        assert qre(text).alphabet == ("c",)
+        return
+    with pytest.raises(error) as info:
+        qre(text)
+    err = info.value
+    assert isinstance(err, ValueError)
+    assert message in str(err)
+    assert (err.line, err.column) == (line, column)
+    caret_line = str(err).splitlines()[-1]
+    assert caret_line.index("^") == column + 1  # two spaces of indent, 1-based column
