@@ -80,21 +80,30 @@ def _check_input_term(term: Term, *, allow_cur: bool, what: str) -> None:
 # --------------------------------------------------------------------------- base DTs
 
 
-def atom(alphabet: Iterable[str], tag: str, term: Term) -> DT:
+def atom(alphabet: Iterable[str], tag: str | Iterable[str], term: Term) -> DT:
     """A_atom(σ, t) (§5.3.2): matches a single event (σ, d) and returns t.
 
     Two states ``i ⇉ f`` and one transition ``(σ, {i}, f', t[x := i])``: the
     output is t with ``cur = d`` and ``x`` = the input value, defined after
     exactly one σ event. ``t`` may read ``cur`` and :data:`INPUT`. Restartable
     (the worked example after Definition 5.4). Size 2 + 2 + size(t).
+
+    ``tag`` may also be several tags: one such transition per tag, the DT
+    matching one event of any of them (the same DT as the union of the atoms,
+    without the union's copy states). Size 2 + k(2 + size(t)).
     """
     alphabet = tuple(alphabet)
-    if tag not in alphabet:
-        raise PreconditionError(f"tag {tag!r} is not in the alphabet ({', '.join(alphabet)})")
+    tags = (tag,) if isinstance(tag, str) else tuple(tag)
+    for t in tags:
+        if t not in alphabet:
+            raise PreconditionError(f"tag {t!r} is not in the alphabet ({', '.join(alphabet)})")
+    if not tags or len(set(tags)) != len(tags):
+        raise PreconditionError(f"an atom needs distinct tags, got {tags}")
     _check_input_term(term, allow_cur=True, what="atom")
     b = Builder(alphabet)
     i, f = b.state("i"), b.state("f")
-    b.add(tag, [Var(i)], f, term.rename({INPUT: Var(i)}))
+    for t in tags:
+        b.add(t, [Var(i)], f, term.rename({INPUT: Var(i)}))
     return b.freeze([i], [f], Facts(restartable=True, output_synchronized=True))
 
 
@@ -115,7 +124,7 @@ def epsilon(alphabet: Iterable[str], term: Term) -> DT:
     return b.freeze([i], [f], Facts(restartable=True, output_synchronized=True))
 
 
-def identity_atom(alphabet: Iterable[str], tag: str) -> DT:
+def identity_atom(alphabet: Iterable[str], tag: str | Iterable[str]) -> DT:
     """I_atom(σ) (§5.3.2): like :func:`atom` but returns its input unchanged."""
     return atom(alphabet, tag, INPUT)
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from dt.terms import Apply, Term, Var
 
 __all__ = [
+    "ANY_TAG",
     "BUILTIN_OPS",
     "COMPARISONS",
     "CONNECTIVES",
@@ -148,9 +149,20 @@ def _canonical_init(value: float) -> float:
     return math.nan if math.isnan(value) else value
 
 
+ANY_TAG = "_"
+"""The wildcard tag: ``atom(_, t)`` matches one event of *any* tag (rate Σ).
+
+It keeps "any event" independent of the alphabet until the alphabet is fixed
+(typing); the compiler expands it to one transition per tag, which is the
+``or`` of one atom per tag. ``_`` cannot be a tag of an alphabet."""
+
+
 @dataclass(frozen=True, slots=True)
 class Atom:
-    """``atom(σ, t)``: matches one event (σ, d) and returns t with cur = d. Rate {σ}."""
+    """``atom(σ, t)``: matches one event (σ, d) and returns t with cur = d. Rate {σ}.
+
+    With σ = :data:`ANY_TAG` (``atom(_, t)``) it matches one event of any tag.
+    """
 
     tag: str
     term: Term

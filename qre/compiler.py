@@ -13,7 +13,7 @@ later. I_α stays linear in the query and A_α at most quadratic (Theorem 5.7).
 =================  ==========================================================
 α                  A_α                                      I_α
 =================  ==========================================================
-atom(σ, t)         atom(σ, t)                               atom(σ, x)
+atom(σ, t)         atom(σ, t)  (σ = _: one per tag)         atom(σ, x)
 eps(t)             eps(t)                                   eps(x)
 or(α1, α2)         A1 ⊔ A2                                  I1 ⊔ I2
 split(α1, α2, op)  (A1 · (I2 ∥ A2)) · G_op                  I1 · I2
@@ -123,8 +123,9 @@ class _Compiler:
     # ------------------------------------------------------------------ base queries α
 
     def _atom(self, q: ast.Atom) -> Compiled:
-        return Compiled(c.atom(self.alphabet, q.tag, q.term),
-                        c.identity_atom(self.alphabet, q.tag))
+        tags = self.alphabet if q.tag == ast.ANY_TAG else q.tag
+        return Compiled(c.atom(self.alphabet, tags, q.term),
+                        c.identity_atom(self.alphabet, tags))
 
     def _eps(self, q: ast.Eps) -> Compiled:
         return Compiled(c.epsilon(self.alphabet, q.term), c.identity_epsilon(self.alphabet))

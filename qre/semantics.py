@@ -52,6 +52,7 @@ from dt.terms import OPS, EventValue, Var, evaluate_term
 from dt.values import BOT, TOP, XValue, is_defined, lift, union
 
 from .ast import (
+    ANY_TAG,
     BUILTIN_OPS,
     COMPARISONS,
     Atom,
@@ -251,11 +252,11 @@ class _Evaluator:
 
 
 def _atom(ev: _Evaluator, q: Atom, i: int, j: int) -> XValue:
-    """atom(σ, t)(w) = t[cur := d] if w = [(σ, d)], else ⊥."""
+    """atom(σ, t)(w) = t[cur := d] if w = [(σ, d)], else ⊥; σ = _ matches any tag."""
     if j - i != 1:
         return BOT
     tag, data = ev.word[i]
-    return evaluate_term(q.term, {}, data) if tag == q.tag else BOT
+    return evaluate_term(q.term, {}, data) if q.tag in (tag, ANY_TAG) else BOT
 
 
 def _eps(ev: _Evaluator, q: Eps, i: int, j: int) -> XValue:

@@ -97,7 +97,7 @@ def mentioned_tags(q: ast.Query) -> list[str]:
     stack = [q]
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.Atom) and node.tag not in out:
+        if isinstance(node, ast.Atom) and node.tag not in out and node.tag != ast.ANY_TAG:
             out.append(node.tag)
         for f in reversed(fields(node)):
             value = getattr(node, f.name)
@@ -145,6 +145,9 @@ def _alphabet(program: ast.Program, query: ast.Query,
     if not sigma:
         raise QreTypeError("the query mentions no tag: declare an alphabet "
                            "(`alphabet a, b;` or alphabet=[...])", span=program.span)
+    if ast.ANY_TAG in sigma:
+        raise QreTypeError(f"{ast.ANY_TAG!r} is the wildcard tag (any event), not a tag of an "
+                           f"alphabet", span=program.span)
     if len(set(sigma)) != len(sigma):
         raise QreTypeError(f"alphabet lists a tag twice: {', '.join(sigma)}", span=program.span)
     return sigma
@@ -227,6 +230,11 @@ class _Checker:
     # ------------------------------------------------------------------ base queries
 
     def _atom(self, q: ast.Atom) -> tuple[Kind, fa.Regex]:
+        if q.tag == ast.ANY_TAG:
+            if q.term.variables():
+                names = ", ".join(sorted(str(v) for v in q.term.variables()))
+                raise QreTypeError(f"an atom's term reads only cur, not {names}", span=q.span)
+            return Kind.BASE, fa.any_tag(self.alphabet)
         if q.tag not in self.alphabet:
             raise QreTypeError(f"unknown tag {q.tag!r}: the alphabet is "
                                f"{', '.join(self.alphabet)}", span=q.span)

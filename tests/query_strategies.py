@@ -40,8 +40,15 @@ def const_terms():
     return terms([], allow_cur=False, max_leaves=2)
 
 
+def atom_tags(alphabet: tuple[str, ...]):
+    """A tag of the alphabet, or the wildcard ``_`` (any tag)."""
+    return st.sampled_from((*alphabet, ast.ANY_TAG))
+
+
 def any_event(alphabet: tuple[str, ...], draw) -> ast.Query:
-    """An unambiguous ``or`` of one atom per tag: matches any single event."""
+    """Any single event: the wildcard atom, or an unambiguous ``or`` of one atom per tag."""
+    if draw(st.booleans()):
+        return ast.Atom(ast.ANY_TAG, draw(atom_terms()))
     query: ast.Query = ast.Atom(alphabet[0], draw(atom_terms()))
     for tag in alphabet[1:]:
         query = ast.Or(query, ast.Atom(tag, draw(atom_terms())))
@@ -71,14 +78,14 @@ def _reterm(q: ast.Query, draw) -> ast.Query:
 def base_queries(draw, alphabet: tuple[str, ...], depth: int = 4) -> ast.Query:
     if depth <= 0:
         return draw(st.one_of(
-            st.builds(ast.Atom, st.sampled_from(alphabet), atom_terms()),
+            st.builds(ast.Atom, atom_tags(alphabet), atom_terms()),
             st.builds(ast.Eps, const_terms()),
         ))
     sub = base_queries(alphabet, depth - 1)
     kind = draw(st.sampled_from(["atom", "eps", "or", "or_same", "split", "iter", "combine",
                                  "prefix_sum"]))
     if kind == "atom":
-        return ast.Atom(draw(st.sampled_from(alphabet)), draw(atom_terms()))
+        return ast.Atom(draw(atom_tags(alphabet)), draw(atom_terms()))
     if kind == "eps":
         return ast.Eps(draw(const_terms()))
     if kind == "or":
