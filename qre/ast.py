@@ -29,7 +29,7 @@ or :class:`Lambda` (``(x, y) -> TERM``). Terms are :class:`dt.terms.Term`.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 
 from dt.terms import Apply, Term, Var
 
@@ -62,6 +62,7 @@ __all__ = [
     "Since",
     "Span",
     "Split",
+    "query_size",
 ]
 
 
@@ -355,3 +356,14 @@ class Program:
     lets: tuple[Let, ...]
     query: Query
     span: Span | None = _NO_SPAN
+
+
+def query_size(node: object) -> int:
+    """The length of a query (Theorem 5.7's measure): its nodes, term nodes and operations."""
+    if isinstance(node, Term):
+        return node.size
+    if isinstance(node, tuple):
+        return sum(query_size(x) for x in node)
+    if not hasattr(node, "__dataclass_fields__"):
+        return 0
+    return 1 + sum(query_size(getattr(node, f.name)) for f in fields(node) if f.name != "span")

@@ -17,6 +17,7 @@ from util import assert_same_outputs
 
 from dt.reference import evaluate
 from dt.values import BOT, TOP, is_defined, status_of
+from qre.ast import query_size
 from qre.compiler import compile_query
 from qre.semantics import prefix_meanings
 from qre.typing import Kind, check
@@ -50,6 +51,11 @@ def test_base_queries_match_the_oracle(case):
     alphabet, query, word = case
     typed, compiled = _agrees_with_oracle(alphabet, query, word)
     assert typed.kind is Kind.BASE
+    # Theorem 5.7: I_α linear, A_α at most quadratic in the query (constants measured by
+    # benchmarks/query_sizes.py and random queries: 10.7 and 3.4 at most).
+    n = query_size(query)
+    assert compiled.identity.size <= 12 * n
+    assert compiled.value.size <= 4 * n * n
     # I_α (§5.3.2): equivalent to A_α, and returns its input where A_α is defined.
     for x in (0.0, 7.5):
         values = [y for (y,) in evaluate(compiled.value, [x], word)]
