@@ -461,7 +461,7 @@ def _to_term(tree: object, depth: int = 0) -> Term:
     import lark
 
     if depth > MAX_TERM_DEPTH:
-        raise _BadNode(f"term nested more than {MAX_TERM_DEPTH} levels deep", _first_token(tree))
+        raise _BadNode(f"term nested more than {MAX_TERM_DEPTH} levels deep", _locate(tree))
 
     if not isinstance(tree, lark.Tree):
         raise AssertionError(f"unexpected parse node {tree!r}")
@@ -514,13 +514,20 @@ def _kind(tree: object) -> str:
     return str(tree.data).rpartition("__")[2]  # type: ignore[attr-defined]
 
 
-def _first_token(tree: object) -> object:
-    """The leftmost token under ``tree`` (iteratively: the tree may be very deep)."""
-    import lark
-
-    while isinstance(tree, lark.Tree) and tree.children:
-        tree = tree.children[0]
-    return tree
+def _locate(tree: object) -> object:
+    """Something with ``line``/``column`` for ``tree``: its own position when the
+    parser recorded positions (propagate_positions), else its leftmost token."""
+    meta = getattr(tree, "_meta", None)  # lark creates meta lazily: do not trigger it
+    if meta is not None and not meta.empty:
+        return meta
+    stack = [tree]
+    while stack:  # iteratively: the tree may be very deep
+        node = stack.pop()
+        children = getattr(node, "children", None)
+        if children is None:
+            return node
+        stack.extend(reversed(children))
+    return None
 
 
 def _plain_name(token: object) -> str:

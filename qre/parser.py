@@ -12,27 +12,38 @@ What the grammar cannot say is checked here, each error a
 * a keyword (:data:`KEYWORDS`) used as a name, tag or lambda parameter; a primed
   name (only term variables are primed);
 * a ``let`` name bound twice; a query name not bound by an EARLIER ``let``;
-  a tag declared twice in ``alphabet``;
+  a tag declared twice in ``alphabet``, or the wildcard tag ``_`` declared there;
 * what a term may read: ``atom`` terms read ``cur``/``cur.FIELD`` only,
   ``eps`` terms are constant, a lambda body reads its (unprimed) parameters and
   never ``cur`` (a lambda combines values, it does not read events);
 * ``combine``: queries, then exactly one operation, last; builtin operations
-  are ``+ * min max fst snd``;
+  are ``+ * min max fst snd`` (these four words stay usable as query names:
+  only the operation position reads them as operations). After the first
+  argument of ``combine``, ``(x) -> ...`` is a one-parameter lambda; an
+  implication whose left side is a bare name needs no parentheses there;
 * comparisons and ``<->`` do not chain (``a < b < c`` asks for parentheses);
 * nesting deeper than :data:`MAX_DEPTH` (query and term levels together).
 
 Wrong lambda arity is *not* a syntax error: the type checker reports it.
 Tags are identifiers in the text syntax (an alphabet given in Python may hold
-any strings; text can mention only the identifier-shaped ones).
+any strings; text can mention only the identifier-shaped ones); ``_`` is the
+wildcard tag of ``atom(_, t)``. A ``;`` after the final query is allowed.
+
+Spans (:class:`~qre.ast.Span`) are 1-based; the end is exclusive (the column
+just after the node's last character), as lark counts.
 
 Sugar: a call ``NAME(arg, …)`` whose name is not a construct is looked up in
-:data:`SUGAR` and expanded at parse time; see :data:`Sugar`.
+:data:`SUGAR` and expanded at parse time; its arguments are terms over ``cur``
+(a number is a constant term) or operations. See :data:`Sugar` and
+:func:`sugar_macro`, which turns a plain function such as ``window(k, t, op)``
+into a macro.
 
 :func:`parse` raises nothing but :class:`QreSyntaxError`, whatever the input.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -47,9 +58,10 @@ from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput
 from dt import terms as _dt_terms
 from dt.errors import TermSyntaxError
 from dt.terms import KEYWORDS as TERM_KEYWORDS
-from dt.terms import MAX_TERM_DEPTH, Term, term_from_tree
+from dt.terms import MAX_TERM_DEPTH, Const, Term, term_from_tree
 
 from .ast import (
+    ANY_TAG,
     BUILTIN_OPS,
     Atom,
     BoolOp,
@@ -77,15 +89,16 @@ from .ast import (
     Split,
 )
 from .errors import QreError, QreSyntaxError
+from .sugar import SUGAR_FORMS
 
 __all__ = [
     "KEYWORDS",
     "MAX_DEPTH",
     "SUGAR",
-    "Number",
     "Sugar",
     "SugarArg",
     "parse",
+    "sugar_macro",
 ]
 
 KEYWORDS = frozenset({
@@ -102,28 +115,81 @@ stays far from Python's recursion limit."""
 
 
 @dataclass(frozen=True, slots=True)
-class Number:
-    """A numeric literal passed to a sugar call (``last(q, 3)``)."""
+class SugarArg:
+    """An argument of a sugar call: a term over ``cur`` (numbers are constant terms)
+    or an operation (a bare ``min``, ``max``, ``fst``, ``snd``, ``+``, ``*`` or a
+    lambda), with its place in the text."""
 
-    value: float
-    span: Span | None = field(default=None, compare=False, repr=False)
+    value: Term | Op
+    span: Span | None = field(default=None, compare=False)
 
-
-SugarArg = Query | Op | Number
-"""An argument of a sugar call: a query, an operation, or a literal."""
 
 Sugar = Callable[[tuple[SugarArg, ...], Span], Query]
 """A macro: ``expand(args, span)`` returns the query a call stands for.
 
-Arguments arrive converted but unresolved: a bare name argument is a
-:class:`~qre.ast.Name` that need not be ``let``-bound (a macro may read it as
-a tag); names left in the expansion are then checked like any other. A macro
-reports bad arguments by raising :class:`~qre.errors.QreSyntaxError` (message
-and the offending argument's ``span``, no text) or ``ValueError`` (reported at
-the call)."""
+A macro reports a bad argument by raising :class:`~qre.errors.QreSyntaxError`
+with a message and the argument's ``span`` (no text), or ``ValueError`` (then
+reported at the call). Names in an expansion must be ``let``-bound, as usual."""
 
 SUGAR: dict[str, Sugar] = {}
-"""Query-level functions expanded at parse time, by name."""
+"""Query-level functions expanded at parse time, by name (see :func:`sugar_macro`);
+holds the forms of :mod:`qre.sugar` (registered below :func:`sugar_macro`)."""
+
+
+def sugar_macro(name: str, fn: Callable[..., Query]) -> Sugar:
+    """The macro for ``name(args)`` that calls ``fn`` with its arguments converted by
+    ``fn``'s annotations: ``int``/``float`` take a constant term's value, an ``Op``
+    annotation an operation, anything else the term itself. Arity and kinds are
+    checked with errors at the offending argument.
+
+    >>> from dt.terms import Cur
+    >>> from qre.ast import Iter, Atom, BuiltinOp
+    >>> SUGAR["total"] = sugar_macro("total", lambda t: Iter(Atom("_", t), 0, BuiltinOp("+")))
+    >>> parse("total(cur.x)").query == Iter(Atom("_", Cur("x")), 0, BuiltinOp("+"))
+    True
+    >>> del SUGAR["total"]
+    """
+    params = list(inspect.signature(fn).parameters.values())
+    kinds = [_param_kind(p.annotation) for p in params]
+    usage = f"{name}({', '.join(p.name for p in params)})"
+
+    def expand(args: tuple[SugarArg, ...], span: Span) -> Query:
+        if len(args) != len(params):
+            raise QreSyntaxError(f"{usage} takes {len(params)} argument(s), got {len(args)}",
+                                 span=span)
+        values = [_sugar_value(arg, kind, param.name, usage)
+                  for arg, kind, param in zip(args, kinds, params, strict=True)]
+        return fn(*values)
+
+    return expand
+
+
+def _param_kind(annotation: object) -> str:
+    text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    if text in ("int", "float"):
+        return text
+    return "op" if text.split(".")[-1] in ("Op", "BuiltinOp", "Lambda") else "term"
+
+
+def _sugar_value(arg: SugarArg, kind: str, param: str, usage: str) -> object:
+    value = arg.value
+    if kind == "op":
+        if not isinstance(value, BuiltinOp | Lambda):
+            raise QreSyntaxError(f"{usage}: {param} is an operation (+, *, min, max, fst, snd "
+                                 "or a lambda)", span=arg.span)
+        return value
+    if isinstance(value, BuiltinOp | Lambda):
+        raise QreSyntaxError(f"{usage}: {param} is a {'term' if kind == 'term' else 'number'}, "
+                             "not an operation", span=arg.span)
+    if kind == "term":
+        return value
+    if not isinstance(value, Const) or (kind == "int" and not float(value.value).is_integer()):
+        what = "an integer" if kind == "int" else "a number"
+        raise QreSyntaxError(f"{usage}: {param} must be {what}", span=arg.span)
+    return int(value.value) if kind == "int" else value.value
+
+
+SUGAR.update({name: sugar_macro(name, fn) for name, fn in SUGAR_FORMS.items()})
 
 
 # --------------------------------------------------------------------------- entry point
@@ -133,8 +199,8 @@ def parse(text: str) -> Program:
     """The :class:`~qre.ast.Program` of query ``text``; spans on every node.
 
     >>> from qre.printer import to_text
-    >>> to_text(parse("let s = iter(atom(a, cur), 0, +);  s>=10 # big"))
-    'let s = iter(atom(a, cur), 0, +);\\ns >= 10'
+    >>> to_text(parse("let s = iter(atom(a, cur), 0, +);  s>=fill(s)&&!prev(s<s) # big"))
+    'let s = iter(atom(a, cur), 0, +);\\ns >= fill(s) && !prev(s < s)'
     """
     if not isinstance(text, str):
         raise TypeError(f"query text must be a str, not {type(text).__name__}")
@@ -192,6 +258,10 @@ def _syntax_error(text: str, err: UnexpectedInput) -> QreSyntaxError:
         what = f"unexpected {str(token)!r}"
         if str(token) in KEYWORDS and token.type != "NAME":
             what = f"unexpected keyword {str(token)!r}"
+    previous = _last_value(err)
+    if (expected == {"LPAR"} and isinstance(previous, lark.Token)
+            and previous.type != "NAME" and str(previous) in KEYWORDS):
+        what += f" after {str(previous)!r}, a keyword (it cannot be a name)"
     if expected:
         what += f"; expected {_describe(expected)}"
     if line < 1 or column < 1:
@@ -214,6 +284,14 @@ def _expected(err: UnexpectedInput) -> set[str]:
         return _accepts(parser)
     except Exception:  # only an error message is at stake: never let it mask the error
         return fallback
+
+
+def _last_value(err: UnexpectedInput) -> object:
+    """The token or tree just before the error (top of the parser's value stack)."""
+    try:
+        return err.interactive_parser.parser_state.value_stack[-1]  # type: ignore[union-attr]
+    except (AttributeError, IndexError):
+        return None
 
 
 def _accepts(parser: lark.parsers.lalr_interactive_parser.InteractiveParser) -> set[str]:
@@ -338,6 +416,9 @@ class _Converter:
         seen: dict[str, lark.Token] = {}
         for token in tree.children:
             name = self.identifier(token, "a tag")
+            if name == ANY_TAG:
+                raise self.error(f"{ANY_TAG!r} is the wildcard tag (atom({ANY_TAG}, t) matches "
+                                 "any event): it cannot be declared in an alphabet", token)
             if name in seen:
                 first = seen[name]
                 raise self.error(f"tag {name!r} is declared twice (first at line {first.line}, "
@@ -368,9 +449,8 @@ class _Converter:
 
     # ----------------------------------------------------------------- queries
 
-    def query(self, tree: lark.Tree | lark.Token, depth: int, *, free: bool = False) -> Query:
-        """The query of ``tree`` at nesting ``depth``; ``free``: a bare name need not be bound
-        (a direct argument of a sugar call)."""
+    def query(self, tree: lark.Tree | lark.Token, depth: int) -> Query:
+        """The query of ``tree`` at nesting ``depth``."""
         if not isinstance(tree, lark.Tree) or _kind(tree) not in _QUERY_KINDS:
             raise self.error(self.not_a_query(tree), tree)
         if depth > MAX_DEPTH:
@@ -379,7 +459,7 @@ class _Converter:
         kind, kids, span = _kind(tree), tree.children, _span(tree)
         d = depth + 1
         if kind in ("name", "paren_name"):
-            return self.name(kids[0], free=free)
+            return self.name(kids[0])
         if kind == "paren":
             return self.query(kids[0], d)
         if kind == "atom":
@@ -416,13 +496,11 @@ class _Converter:
         kind = _kind(node) if isinstance(node, lark.Tree) else ""
         if kind in ("op_symbol", "lambda"):
             return "an operation cannot stand here: a query is expected"
-        if kind == "init":
-            return "a number cannot stand here: a query is expected (eps(TERM) is a constant)"
         return "a query is expected here"
 
-    def name(self, token: lark.Token, *, free: bool = False) -> Name:
+    def name(self, token: lark.Token) -> Name:
         name = self.identifier(token, "a query name")
-        if not free and name not in self.bound:
+        if name not in self.bound:
             raise self.error(self.undefined(name), token)
         return Name(name, _span(token))
 
@@ -500,12 +578,14 @@ class _Converter:
         return result
 
     def sugar_arg(self, tree: lark.Tree, depth: int) -> SugarArg:
-        kind = _kind(tree)
-        if kind in ("op_symbol", "lambda"):
-            return self.op(tree, depth)
-        if kind == "init":
-            return Number(self.init(tree), _span(tree))
-        return self.query(tree, depth, free=True)
+        span = _span(tree)
+        if _kind(tree) in ("op_symbol", "lambda"):
+            return SugarArg(self.op(tree, depth), span)
+        (expr,) = tree.children
+        if isinstance(expr, lark.Tree) and str(expr.data).endswith("var") and str(
+                expr.children[0]) in BUILTIN_OPS:
+            return SugarArg(BuiltinOp(str(expr.children[0]), span), span)
+        return SugarArg(self.term(tree, depth, "sugar"), span)
 
     # ----------------------------------------------------------------- operations
 
@@ -576,8 +656,9 @@ def _forbidden(node: lark.Tree, where: str, params: list[str]) -> str | None:
                     "not cur (read events inside atom)")
         return None
     text = str(node.children[0])
-    if where == "atom":
-        return (f"unknown variable {text!r}: an atom's term reads only cur and cur.FIELD "
+    if where in ("atom", "sugar"):
+        whose = "an atom's term" if where == "atom" else "a term argument"
+        return (f"unknown variable {text!r}: {whose} reads only cur and cur.FIELD "
                 "(variables belong to lambdas)")
     if where == "eps":
         return f"unknown variable {text!r}: eps takes a constant term"

@@ -14,7 +14,9 @@ from qre import QreSyntaxError, QreTypeError, qre
 from qre.parser import parse
 from qre.semantics import run_program
 
-LAST_FIVE = (Path(__file__).parent.parent / "examples" / "last_five.qre").read_text()
+EXAMPLES = Path(__file__).parent.parent / "examples"
+LAST_FIVE = (EXAMPLES / "last_five.qre").read_text()
+LAST_FIVE_CORE = (EXAMPLES / "last_five_core.qre").read_text()
 
 
 def _oracle(text: str, word) -> tuple[np.ndarray, np.ndarray]:
@@ -25,11 +27,12 @@ def _oracle(text: str, word) -> tuple[np.ndarray, np.ndarray]:
 @settings(max_examples=25)
 @given(st.lists(st.sampled_from([0.0, 1.0, 2.0, 10.0, 50.0, -3.0]), max_size=9))
 def test_motivating_query_matches_the_oracle(values):
-    m = qre(LAST_FIVE)
-    out = m.run(["m"] * len(values), values)
+    """The sugared query and its core-syntax version, compiled, against the oracle."""
     status, value = _oracle(LAST_FIVE, [("m", v) for v in values])
-    np.testing.assert_array_equal(out.status, status)
-    np.testing.assert_array_equal(out.value, value)
+    for text in (LAST_FIVE, LAST_FIVE_CORE):
+        out = qre(text).run(["m"] * len(values), values)
+        np.testing.assert_array_equal(out.status, status)
+        np.testing.assert_array_equal(out.value, value)
 
 
 def test_motivating_query_is_vacuous_then_false_on_a_calm_stream():

@@ -1,0 +1,169 @@
+"""AST → QRE-Past query text (seed 003, §5.3; ../shared/API.md, "Query text").
+
+:func:`to_text` writes a :class:`~qre.ast.Program`, any query node, an
+operation or a ``let`` as text that :func:`qre.parser.parse` reads back to an
+equal AST (spans aside): ``parse(to_text(p)) == p``. Parentheses are minimal
+for the precedence of ``qre/grammar.lark`` (loosest first: ``<->``, ``->``,
+``||``, ``&&``, ``since``/``wsince``, comparisons, ``!``), and present where a
+chain would otherwise be read differently (``->`` is right-associative, the
+others left-associative, comparisons and ``<->`` do not chain).
+
+Layout: ``alphabet a, b;`` first, each ``let NAME = Q;`` on its own line, the
+final query last; a space after every comma and around binary operators.
+Terms print with ``str(term)`` (:mod:`dt.terms`), init values as term literals
+(``-inf``, ``nan``, ``-0.0``).
+
+A node that no text can express raises ``ValueError``: a name, tag or
+parameter that is not an identifier or is a keyword (:data:`qre.parser.KEYWORDS`),
+the wildcard tag ``_`` in an alphabet.
+"""
+
+from __future__ import annotations
+
+import re
+
+from dt.terms import Const
+
+from .ast import (
+    ANY_TAG,
+    Atom,
+    BoolOp,
+    BuiltinOp,
+    Combine,
+    Compare,
+    Eps,
+    Fill,
+    FillWith,
+    Hist,
+    Iter,
+    Lambda,
+    Let,
+    Name,
+    Not,
+    Once,
+    Op,
+    Or,
+    PrefixSum,
+    Prev,
+    Program,
+    Query,
+    Since,
+    Split,
+)
+from .parser import KEYWORDS
+
+__all__ = ["to_text"]
+
+# Precedence levels, loosest first (as in grammar.lark); primaries bind tightest.
+_IFF, _IMP, _OR, _AND, _SINCE, _CMP, _UNARY, _PRIMARY = range(1, 9)
+_CONNECTIVE_PREC = {"<->": _IFF, "->": _IMP, "||": _OR, "&&": _AND}
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def to_text(node: Program | Let | Query | Op) -> str:
+    """Query text for ``node`` that parses back to an equal node.
+
+    >>> from qre.parser import parse
+    >>> print(to_text(parse("alphabet a;let s=iter(atom(a,cur),0,+);!(s>eps(3))&&(s)<s")))
+    alphabet a;
+    let s = iter(atom(a, cur), 0, +);
+    !(s > eps(3)) && s < s
+    """
+    if isinstance(node, Program):
+        lines = []
+        if node.alphabet is not None:
+            lines.append(f"alphabet {', '.join(_declared_tag(t) for t in node.alphabet)};")
+        lines.extend(to_text(let) for let in node.lets)
+        lines.append(_query(node.query))
+        return "\n".join(lines)
+    if isinstance(node, Let):
+        return f"let {_ident(node.name, 'name')} = {_query(node.query)};"
+    if isinstance(node, BuiltinOp | Lambda):
+        return _op(node)
+    return _query(node)
+
+
+def _ident(name: str, role: str) -> str:
+    if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name) or name in KEYWORDS:
+        raise ValueError(f"{name!r} cannot be written as a {role} in query text: "
+                         "it must be an identifier and not a keyword")
+    return name
+
+
+def _declared_tag(tag: str) -> str:
+    if tag == ANY_TAG:
+        raise ValueError(f"{tag!r} is the wildcard tag: it cannot be written in an alphabet")
+    return _ident(tag, "tag")
+
+
+def _prec(q: Query) -> int:
+    if isinstance(q, BoolOp):
+        return _CONNECTIVE_PREC[q.op]
+    if isinstance(q, Since):
+        return _SINCE
+    if isinstance(q, Compare):
+        return _CMP
+    if isinstance(q, Not):
+        return _UNARY
+    return _PRIMARY
+
+
+def _at_least(q: Query, prec: int) -> str:
+    """``q`` as an operand that must bind at least as tightly as ``prec``."""
+    text = _query(q)
+    return f"({text})" if _prec(q) < prec else text
+
+
+def _init(value: float) -> str:
+    return str(Const(float(value)))
+
+
+def _op(op: Op) -> str:
+    if isinstance(op, BuiltinOp):
+        return op.symbol
+    params = ", ".join(_ident(p, "lambda parameter") for p in op.params)
+    return f"({params}) -> {op.body}"
+
+
+def _query(q: Query) -> str:
+    if isinstance(q, Name):
+        return _ident(q.name, "query name")
+    if isinstance(q, Atom):
+        return f"atom({_ident(q.tag, 'tag')}, {q.term})"
+    if isinstance(q, Eps):
+        return f"eps({q.term})"
+    if isinstance(q, Or):
+        return f"or({_query(q.left)}, {_query(q.right)})"
+    if isinstance(q, Split):
+        return f"split({_query(q.left)}, {_query(q.right)}, {_op(q.op)})"
+    if isinstance(q, Iter | PrefixSum):
+        word = "iter" if isinstance(q, Iter) else "prefix_sum"
+        return f"{word}({_query(q.body)}, {_init(q.init)}, {_op(q.op)})"
+    if isinstance(q, Combine):
+        # Only the last argument is read as an operation: a query named min stays a query.
+        args = ", ".join(_query(a) for a in q.args)
+        return f"combine({args}, {_op(q.op)})"
+    if isinstance(q, Fill | Prev | Hist | Once):
+        word = {Fill: "fill", Prev: "prev", Hist: "hist", Once: "once"}[type(q)]
+        return f"{word}({_query(q.body)})"
+    if isinstance(q, FillWith):
+        return f"fill_with({_query(q.body)}, {_query(q.default)})"
+    if isinstance(q, Not):
+        return "!" + _at_least(q.body, _UNARY)
+    if isinstance(q, Compare):
+        # Comparisons do not chain: both operands bind tighter.
+        return f"{_at_least(q.left, _UNARY)} {q.op} {_at_least(q.right, _UNARY)}"
+    if isinstance(q, Since):
+        word = "since" if q.strong else "wsince"
+        return f"{_at_least(q.left, _SINCE)} {word} {_at_least(q.right, _SINCE + 1)}"
+    if isinstance(q, BoolOp):
+        prec = _CONNECTIVE_PREC[q.op]
+        if q.op == "<->":  # does not chain
+            left, right = prec + 1, prec + 1
+        elif q.op == "->":  # right-associative
+            left, right = prec + 1, prec
+        else:  # left-associative
+            left, right = prec, prec + 1
+        return f"{_at_least(q.left, left)} {q.op} {_at_least(q.right, right)}"
+    raise TypeError(f"not a query node: {q!r}")
