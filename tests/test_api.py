@@ -99,3 +99,46 @@ def test_errors_are_located(text, error, message, line, column):
     assert (err.line, err.column) == (line, column)
     caret_line = str(err).splitlines()[-1]
     assert caret_line.index("^") == column + 1  # two spaces of indent, 1-based column
+
+
+VALID = [
+    "iter(atom(a, cur), 0, +)",
+    "alphabet a, b;\nlet s = sum(cur);\nlet n = count();\ncombine(s, n, (s, n) -> s / n)",
+    "split(atom(a, cur), iter(atom(b, cur), 1, *), (x, y) -> x - y)",
+    "hist(fill_with(last(cur), const(0)) < const(3) -> once(sum(cur) >= const(2)))",
+    "prefix_sum(or(atom(a, 1), atom(b, 2)), 0, max) > count() wsince prev(avg(cur) == avg(cur))",
+    "fill(window(2, cur.x, min))",
+    LAST_FIVE,
+]
+_PIECES = [
+    *"()[],;<>=!&|-+*/%#._ \n0123456789abxm",
+    "atom", "eps", "or", "split", "iter", "combine", "prefix_sum", "fill", "fill_with", "prev",
+    "hist", "once", "since", "wsince", "let", "alphabet", "cur", "->", "<->", "&&", "||",
+    "sum(", "avg_last(", "const(", "nan", "inf", "1e999", "_",
+]
+
+
+@st.composite
+def mutated(draw):
+    text = draw(st.sampled_from(VALID))
+    for _ in range(draw(st.integers(1, 3))):
+        pos = draw(st.integers(0, len(text)))
+        how = draw(st.sampled_from(["delete", "insert", "replace"]))
+        piece = draw(st.sampled_from(_PIECES))
+        if how == "delete":
+            text = text[:pos] + text[pos + draw(st.integers(1, 6)):]
+        elif how == "insert":
+            text = text[:pos] + piece + text[pos:]
+        else:
+            text = text[:pos] + piece + text[pos + len(piece):]
+    return text
+
+
+@settings(max_examples=300)
+@given(mutated())
+def test_mutated_queries_raise_only_query_errors(text):
+    """Through the whole pipeline (parse, type, compile): a monitor, or a located query error."""
+    try:
+        qre(text)
+    except (QreSyntaxError, QreTypeError) as err:
+        assert err.line is None or err.line >= 1

@@ -17,8 +17,10 @@ from util import assert_same_outputs
 
 from dt.reference import evaluate
 from dt.values import BOT, TOP, is_defined, status_of
+from qre import qre
 from qre.ast import query_size
 from qre.compiler import compile_query
+from qre.printer import to_text
 from qre.semantics import prefix_meanings
 from qre.typing import Kind, check
 
@@ -63,6 +65,15 @@ def test_base_queries_match_the_oracle(case):
         for v, i in zip(values, idents, strict=True):
             assert status_of(v) == status_of(i)
             assert not is_defined(i) or i == x
+
+
+@settings(max_examples=60)
+@given(cases(lambda a: st.one_of(base_queries(a, depth=3), temporal_queries(a, depth=2))))
+def test_the_text_path_gives_the_same_dt(case):
+    """to_text then qre(text): the same DT as compiling the AST built in code."""
+    alphabet, query, _ = case
+    text = to_text(query)
+    assert qre(text, alphabet=alphabet).dt == compile_query(query, alphabet).value
 
 
 @settings(max_examples=60)
