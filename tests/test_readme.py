@@ -1,0 +1,37 @@
+"""The example queries of README.md give the outputs the README shows.
+
+Each ``#### title`` section holds a query in a code block and a table: a row of
+events ``tag value`` and a row of outputs (``⊥``, ``⊤`` or a number).
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from qre import qre
+
+README = (Path(__file__).parent.parent / "README.md").read_text()
+SECTIONS = re.findall(r"^#### (.+?)\n\n```\n(.*?)\n```\n\n\| event \| ([^\n]+) \|\n\|[-|]+\n"
+                      r"\| output \| ([^\n]+) \|$", README, flags=re.M | re.S)
+
+
+def test_the_readme_has_five_examples():
+    assert len(SECTIONS) == 5
+
+
+@pytest.mark.parametrize(("title", "text", "events", "outputs"), SECTIONS,
+                         ids=[s[0] for s in SECTIONS])
+def test_readme_example(title, text, events, outputs):
+    tags, values = zip(*(e.split() for e in events.split(" | ")), strict=True)
+    m = qre(text)
+    out = m.run(list(tags), [float(v) for v in values])
+    want = outputs.split(" | ")
+    status = [0 if w == "⊥" else 2 if w == "⊤" else 1 for w in want]
+    np.testing.assert_array_equal(out.status, status)
+    defined = out.status == 1
+    np.testing.assert_allclose(out.value[defined],
+                               [float(w) for w, s in zip(want, status, strict=True) if s == 1])
