@@ -75,7 +75,21 @@ def _reterm(q: ast.Query, draw) -> ast.Query:
 
 
 @st.composite
-def base_queries(draw, alphabet: tuple[str, ...], depth: int = 4) -> ast.Query:
+def base_queries(draw, alphabet: tuple[str, ...], depth: int = 4,
+                 min_depth: int = 0) -> ast.Query:
+    """Base queries of nesting depth at most ``depth`` and at least ``min_depth``."""
+    if min_depth > 0:
+        # Composite constructs only, until the first operand has reached min_depth.
+        first = draw(base_queries(alphabet, max(depth - 1, min_depth - 1), min_depth - 1))
+        sub = base_queries(alphabet, max(depth - 1, 0))
+        kind = draw(st.sampled_from(["or", "split", "iter", "combine"]))
+        if kind == "or":
+            return ast.Or(first, draw(sub))
+        if kind == "split":
+            return ast.Split(first, draw(sub), draw(ops()))
+        if kind == "iter":
+            return ast.Iter(first, draw(data_values), draw(ops()))
+        return ast.Combine((first, _reterm(first, draw)), draw(ops(2)))
     if depth <= 0:
         return draw(st.one_of(
             st.builds(ast.Atom, atom_tags(alphabet), atom_terms()),

@@ -47,10 +47,18 @@ def cases(draw, queries):
     return alphabet, draw(queries(alphabet)), draw(sized_words(alphabet))
 
 
+def _depth(q) -> int:
+    """Nesting depth of a query (a leaf is 1)."""
+    kids = [getattr(q, f) for f in ("left", "right", "body", "default") if hasattr(q, f)]
+    kids += list(getattr(q, "args", ()))
+    return 1 + max((_depth(k) for k in kids), default=0)
+
+
 @settings(max_examples=150)
-@given(cases(lambda a: base_queries(a, depth=4)))
+@given(cases(lambda a: base_queries(a, depth=5, min_depth=4)))
 def test_base_queries_match_the_oracle(case):
     alphabet, query, word = case
+    assert _depth(query) >= 5  # min_depth 4 composite levels above a leaf
     typed, compiled = _agrees_with_oracle(alphabet, query, word)
     assert typed.kind is Kind.BASE
     # Theorem 5.7: I_α linear, A_α at most quadratic in the query (constants measured by
@@ -77,13 +85,13 @@ def test_the_text_path_gives_the_same_dt(case):
 
 
 @settings(max_examples=60)
-@given(cases(lambda a: top_queries(a, depth=3)))
+@given(cases(lambda a: top_queries(a, depth=4)))
 def test_top_level_queries_match_the_oracle(case):
     _agrees_with_oracle(*case)
 
 
 @settings(max_examples=60)
-@given(cases(lambda a: temporal_queries(a, depth=2)))
+@given(cases(lambda a: temporal_queries(a, depth=4)))
 def test_temporal_queries_match_the_oracle(case):
     alphabet, query, word = case
     _, compiled = _agrees_with_oracle(alphabet, query, word)
