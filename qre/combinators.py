@@ -1,0 +1,637 @@
+"""Queries composed in Python: functions that build the AST of :mod:`qre.ast`.
+
+Seed 003, §5.3.1 (Figure 26) and ../shared/API.md, "Query text". Every function
+here returns exactly the node that :func:`qre.parser.parse` builds for the
+corresponding text (spans aside), so a query may be written as text, in code,
+or both — ``qre.qre(...)`` takes either::
+
+    >>> from qre import qre
+    >>> from qre import combinators as q
+    >>> spikes = q.iter_(q.atom("a", "cur > 10"), 0, "+")
+    >>> from qre.parser import parse
+    >>> spikes == parse("iter(atom(a, cur > 10), 0, +)").query
+    True
+    >>> qre(spikes, alphabet=["a", "b"]).run(["a", "a", "a"], [11.0, 50.0, 3.0]).value.tolist()
+    [1.0, 2.0, 2.0]
+
+=====================================  ==============================================
+function                               text form
+=====================================  ==============================================
+``atom(tag, t)``                       ``atom(TAG, t)`` (``tag="_"``: any tag)
+``eps(t)``                             ``eps(t)``
+``or_(q1, q2)``                        ``or(q1, q2)``
+``split(q1, q2, op)``                  ``split(q1, q2, op)``
+``iter_(q, init, op)``                 ``iter(q, init, op)``
+``combine(q1, …, qk, op=op)``          ``combine(q1, …, qk, op)``
+``prefix_sum(q, init, op)``            ``prefix_sum(q, init, op)``
+``fill(q)``, ``fill_with(q, d)``       ``fill(q)``, ``fill_with(q, d)``
+``lt(q1, q2)``, ``le(q1, q2)``         ``q1 < q2``, ``q1 <= q2``
+``gt(q1, q2)``, ``ge(q1, q2)``         ``q1 > q2``, ``q1 >= q2``
+``eq(q1, q2)``                         ``q1 == q2``
+``land(p1, p2, …)``                    ``p1 && p2 && …`` (left-nested, as text reads it)
+``lor(p1, p2, …)``                     ``p1 || p2 || …`` (left-nested)
+``lnot(p)``                            ``!p``
+``implies(p1, p2)``, ``iff(p1, p2)``   ``p1 -> p2``, ``p1 <-> p2``
+``prev(p)``, ``hist(p)``, ``once(p)``  ``prev(p)``, ``hist(p)``, ``once(p)``
+``since(p1, p2)``, ``wsince(p1, p2)``  ``p1 since p2``, ``p1 wsince p2``
+``ref(name)``                          ``name`` (a query bound by ``let``)
+``let(name, q)``                       ``let name = q;``
+``program(q, lets=…, alphabet=…)``     ``alphabet a, b; let …; q``
+``lam(params, body)``                  ``(p1, …, pk) -> body``
+=====================================  ==============================================
+
+The sugar forms of :mod:`qre.sugar`, under their text names (a trailing ``_``
+where the text name is a Python builtin): ``any_(t)`` is ``any(t)``,
+``sum_(t)`` is ``sum(t)``; ``any_word()``, ``const(c)``, ``count()``,
+``avg(t)``, ``var(t)``, ``std(t)``, ``last(t)``, ``window(k, t, op)`` and
+``avg_last(k, t)`` keep their names. Each returns the core expansion that the
+text form stands for (see :mod:`qre.sugar` for the table).
+
+Arguments, as in the text:
+
+* a *term* ``t`` is a :class:`dt.terms.Term`, TERM text (``"cur.price * 2"``,
+  read with :func:`dt.terms.parse_term`) or a number (a constant). What it may
+  read is checked where the text syntax checks it: an atom's term and a sugar
+  term read only ``cur``/``cur.FIELD``, an eps term is constant, a lambda body
+  reads its (unprimed) parameters and never ``cur``.
+* an *operation* ``op`` is an :class:`~qre.ast.BuiltinOp` or
+  :class:`~qre.ast.Lambda`, a builtin symbol (``"+"``, ``"*"``, ``"min"``,
+  ``"max"``, ``"fst"``, ``"snd"``), lambda text ``"(x, y) -> x + y"`` or
+  ``lam(("x", "y"), "x + y")``. Whether a lambda has the arity its construct
+  needs is a typing matter (:mod:`qre.typing`), as in text.
+* ``init`` and ``c`` are numbers (``float("-inf")``, ``math.nan``, ``True``
+  as 1 — text's ``-inf``, ``nan``, ``true``); ``k`` is a positive integer.
+* a *name* (``let``, ``ref``, lambda parameters) is an ASCII identifier that
+  is not a keyword (:data:`qre.parser.KEYWORDS`); a *tag* is such a name, or
+  ``"_"`` (any tag) in ``atom``. So every query built here can also be written
+  as text: :func:`qre.printer.to_text` prints it.
+
+Arguments are checked when a function is called; a bad one raises
+:class:`~qre.errors.QreSyntaxError` (a ``ValueError``) that names the function
+and the argument — with line, column and a caret when TERM or lambda text does
+not parse. Typing rules (kinds, rates, arities, tags in the alphabet) are
+checked later by :func:`qre.typing.check`, i.e. by ``qre.qre``.
+"""
+
+from __future__ import annotations
+
+import numbers
+import re
+from collections.abc import Iterable, Mapping, Sequence
+
+from dt.errors import TermSyntaxError
+from dt.terms import Const, Term, parse_term
+
+from . import ast
+from . import sugar as _sugar
+from .errors import QreSyntaxError
+from .parser import KEYWORDS
+
+__all__ = [
+    "any_",
+    "any_word",
+    "atom",
+    "avg",
+    "avg_last",
+    "combine",
+    "const",
+    "count",
+    "eps",
+    "eq",
+    "fill",
+    "fill_with",
+    "ge",
+    "gt",
+    "hist",
+    "iff",
+    "implies",
+    "iter_",
+    "lam",
+    "land",
+    "last",
+    "le",
+    "let",
+    "lnot",
+    "lor",
+    "lt",
+    "once",
+    "or_",
+    "prefix_sum",
+    "prev",
+    "program",
+    "ref",
+    "since",
+    "split",
+    "std",
+    "sum_",
+    "var",
+    "window",
+    "wsince",
+]
+
+TermLike = Term | str | float | int
+"""A term argument: a Term, TERM text, or a number (a constant term)."""
+
+OpLike = ast.Op | str
+"""An operation argument: a BuiltinOp/Lambda, a builtin symbol, or lambda text."""
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# Blanks as the lark lexer skips them (common.WS), not Python's \s.
+_LAMBDA_HEAD = re.compile(r"[ \t\f\r\n]*\(([^()]*)\)[ \t\f\r\n]*->")
+
+
+# --------------------------------------------------------------------------- checking
+
+
+def _error(where: str, message: str) -> QreSyntaxError:
+    return QreSyntaxError(f"{where}: {message}")
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _name(value: object, where: str, role: str) -> str:
+    """A name usable in query text: an ASCII identifier that is not a keyword."""
+    if not isinstance(value, str):
+        raise _error(where, f"{role} must be a str, not {type(value).__name__} {_show(value)}")
+    if not _IDENTIFIER.fullmatch(value):
+        raise _error(where, f"{role} {value!r} is not an identifier (ASCII letters, digits "
+                            "and _, not starting with a digit)")
+    if value in KEYWORDS:
+        raise _error(where, f"{role} {value!r} is a keyword")
+    return value
+
+
+def _tag(value: object, where: str) -> str:
+    if value == ast.ANY_TAG:
+        return ast.ANY_TAG
+    return _name(value, where, "tag")
+
+
+def _query(value: object, where: str, role: str = "argument") -> ast.Query:
+    """A query node; the hint says what to write for the usual mistakes."""
+    if isinstance(value, ast.Query):
+        return value
+    if isinstance(value, ast.BuiltinOp | ast.Lambda):
+        hint = "; an operation cannot stand here"
+    elif isinstance(value, str):
+        hint = ("; query text is read by qre.parser.parse(text).query, a let-bound name "
+                "is ref(name)")
+    elif isinstance(value, numbers.Real):
+        hint = f"; for a constant query write const({value})"
+    elif isinstance(value, ast.Program):
+        hint = "; a program cannot be nested, use its .query"
+    else:
+        hint = ""
+    raise _error(where, f"{role} must be a query, not {type(value).__name__} "
+                        f"{_show(value)}{hint}")
+
+
+def _number(value: object, where: str, role: str) -> float:
+    if isinstance(value, numbers.Real):
+        return float(value)
+    raise _error(where, f"{role} must be a number (e.g. 0, 1.5, float('-inf')), not "
+                        f"{type(value).__name__} {_show(value)}")
+
+
+def _count(value: object, where: str) -> int:
+    """``k``: a positive integer (an integral float as well, as text's ``3.0``)."""
+    k = _number(value, where, "k")
+    if not (k >= 1 and k.is_integer()):
+        raise _error(where, f"k must be a positive integer, not {_show(value)}")
+    return int(k)
+
+
+def _masked(text: str, start: int) -> str:
+    """``text`` with its first ``start`` characters blanked, newlines kept, so that a
+    parse of the rest reports the line and column of the whole text."""
+    return re.sub(r"[^\n]", " ", text[:start]) + text[start:]
+
+
+def _parse_term_text(text: str, where: str, start: int = 0) -> Term:
+    try:
+        return parse_term(_masked(text, start))
+    except TermSyntaxError as err:
+        span = ast.Span(err.line, err.column, err.line, err.column)
+        raise QreSyntaxError(f"{where}: {err.message}", text, span) from None
+
+
+def _forbidden(t: Term, position: str, params: Sequence[str]) -> str | None:
+    """Why ``t`` may not stand at ``position`` (as :mod:`qre.parser` rules), or None."""
+    variables = sorted(t.variables(), key=lambda v: (v.name, v.primed))
+    if position in ("atom", "sugar"):
+        if variables:
+            whose = "an atom's term" if position == "atom" else "a term argument"
+            return (f"unknown variable {str(variables[0])!r}: {whose} reads only cur and "
+                    "cur.FIELD (variables belong to lambdas)")
+        return None
+    if position == "eps":
+        if t.reads_cur():
+            return "eps takes a constant term: it matches no event, so there is no cur"
+        if variables:
+            return f"unknown variable {str(variables[0])!r}: eps takes a constant term"
+        return None
+    assert position == "lambda"
+    if t.reads_cur():
+        return ("a lambda combines the values of queries: its body reads its parameters, "
+                "not cur (read events inside atom)")
+    for v in variables:
+        if v.primed:
+            return f"{str(v)!r}: lambda parameters are not primed"
+        if v.name not in params:
+            return f"unknown variable {v.name!r}: this lambda's parameters are {', '.join(params)}"
+    return None
+
+
+def _term(value: object, where: str, position: str, params: Sequence[str] = ()) -> Term:
+    """A term argument at ``position`` (atom, eps, sugar or lambda)."""
+    if isinstance(value, Term):
+        t = value
+    elif isinstance(value, str):
+        t = _parse_term_text(value, where)
+    elif isinstance(value, numbers.Real):
+        t = Const(float(value))
+    else:
+        raise _error(where, f"a term must be a Term, TERM text or a number, not "
+                            f"{type(value).__name__} {_show(value)}")
+    problem = _forbidden(t, position, params)
+    if problem:
+        shown = f" (in {value!r})" if isinstance(value, str) else ""
+        raise _error(where, problem + shown)
+    return t
+
+
+def _params(value: object, where: str) -> tuple[str, ...]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise _error(where, f"parameters are a sequence of names such as ('x', 'y'), not "
+                            f"{_show(value)}")
+    params = tuple(_name(p, where, "lambda parameter") for p in value)
+    if not params:
+        raise _error(where, "a lambda needs at least one parameter")
+    for i, p in enumerate(params):
+        if p in params[:i]:
+            raise _error(where, f"lambda parameter {p!r} is repeated")
+    return params
+
+
+def _lambda_text(text: str, where: str) -> ast.Lambda:
+    """``"(x, y) -> body"``: the parameters up to the first ``)`` followed by ``->``
+    (TERM has neither ``->`` nor parameters lists, so this is the top-level arrow)."""
+    head = _LAMBDA_HEAD.match(text)
+    if head is None:
+        raise _error(where, f"{text!r} is not an operation: a lambda is written "
+                            "(x, y) -> TERM, with its parameters in parentheses")
+    names = [p.strip(" \t\f\r\n") for p in head.group(1).split(",")]
+    params = _params(names if names != [""] else [], where)
+    body = _parse_term_text(text, where, head.end())
+    problem = _forbidden(body, "lambda", params)
+    if problem:
+        raise _error(where, f"{problem} (in {text!r})")
+    return ast.Lambda(params, body)
+
+
+def _op(value: object, where: str) -> ast.Op:
+    """An operation argument (see the module docstring)."""
+    if isinstance(value, ast.BuiltinOp):
+        return value
+    if isinstance(value, ast.Lambda):
+        return _lambda(value.params, value.body, where)
+    if isinstance(value, str):
+        symbol = value.strip(" \t\f\r\n")
+        if symbol in ast.BUILTIN_OPS:
+            return ast.BuiltinOp(symbol)
+        if "->" in value:
+            return _lambda_text(value, where)
+        raise _error(where, f"unknown operation {value!r}: an operation is +, *, min, max, "
+                            "fst, snd or a lambda (x, y) -> TERM")
+    raise _error(where, f"an operation must be a BuiltinOp, a Lambda, a builtin symbol or "
+                        f"lambda text, not {type(value).__name__} {_show(value)}")
+
+
+# --------------------------------------------------------------------------- operations
+
+
+def lam(params: Sequence[str], body: TermLike) -> ast.Lambda:
+    """``(p1, …, pk) -> body``: a lambda from its parameter names and its body term.
+
+    >>> str(lam(("s", "n"), "s / n").body)
+    's / n'
+    """
+    return _lambda(params, body, "lam")
+
+
+def _lambda(params: object, body: object, where: str) -> ast.Lambda:
+    names = _params(params, where)
+    return ast.Lambda(names, _term(body, where, "lambda", names))
+
+
+# --------------------------------------------------------------------------- base queries
+
+
+def atom(tag: str, term: TermLike) -> ast.Atom:
+    """``atom(tag, term)``: one event of ``tag`` (``"_"``: any tag), valued ``term``."""
+    return ast.Atom(_tag(tag, "atom"), _term(term, "atom", "atom"))
+
+
+def eps(term: TermLike) -> ast.Eps:
+    """``eps(term)``: the empty word, valued the constant ``term``."""
+    return ast.Eps(_term(term, "eps", "eps"))
+
+
+def or_(q1: ast.Query, q2: ast.Query) -> ast.Or:
+    """``or(q1, q2)``."""
+    return ast.Or(_query(q1, "or_", "q1"), _query(q2, "or_", "q2"))
+
+
+def split(q1: ast.Query, q2: ast.Query, op: OpLike) -> ast.Split:
+    """``split(q1, q2, op)``."""
+    return ast.Split(_query(q1, "split", "q1"), _query(q2, "split", "q2"), _op(op, "split"))
+
+
+def iter_(q: ast.Query, init: float, op: OpLike) -> ast.Iter:
+    """``iter(q, init, op)``."""
+    return ast.Iter(_query(q, "iter_", "q"), _number(init, "iter_", "init"), _op(op, "iter_"))
+
+
+def combine(*qs: ast.Query, op: OpLike) -> ast.Combine:
+    """``combine(q1, …, qk, op)``; the operation is the keyword argument ``op``."""
+    if not qs:
+        raise _error("combine", "needs at least one query before op=")
+    args = tuple(_query(q, "combine", f"argument {i}") for i, q in enumerate(qs, 1))
+    return ast.Combine(args, _op(op, "combine"))
+
+
+def prefix_sum(q: ast.Query, init: float, op: OpLike) -> ast.PrefixSum:
+    """``prefix_sum(q, init, op)``."""
+    return ast.PrefixSum(_query(q, "prefix_sum", "q"), _number(init, "prefix_sum", "init"),
+                         _op(op, "prefix_sum"))
+
+
+def fill(q: ast.Query) -> ast.Fill:
+    """``fill(q)`` (top level or under a comparison only: a typing rule)."""
+    return ast.Fill(_query(q, "fill", "q"))
+
+
+def fill_with(q: ast.Query, default: ast.Query) -> ast.FillWith:
+    """``fill_with(q, default)``."""
+    return ast.FillWith(_query(q, "fill_with", "q"), _query(default, "fill_with", "default"))
+
+
+# --------------------------------------------------------------------------- temporal queries
+
+
+def _compare(symbol: str, where: str, q1: ast.Query, q2: ast.Query) -> ast.Compare:
+    return ast.Compare(symbol, _query(q1, where, "q1"), _query(q2, where, "q2"))
+
+
+def lt(q1: ast.Query, q2: ast.Query) -> ast.Compare:
+    """``q1 < q2``."""
+    return _compare("<", "lt", q1, q2)
+
+
+def le(q1: ast.Query, q2: ast.Query) -> ast.Compare:
+    """``q1 <= q2``."""
+    return _compare("<=", "le", q1, q2)
+
+
+def gt(q1: ast.Query, q2: ast.Query) -> ast.Compare:
+    """``q1 > q2``."""
+    return _compare(">", "gt", q1, q2)
+
+
+def ge(q1: ast.Query, q2: ast.Query) -> ast.Compare:
+    """``q1 >= q2``."""
+    return _compare(">=", "ge", q1, q2)
+
+
+def eq(q1: ast.Query, q2: ast.Query) -> ast.Compare:
+    """``q1 == q2``."""
+    return _compare("==", "eq", q1, q2)
+
+
+def _chain(symbol: str, where: str, ps: tuple[ast.Query, ...]) -> ast.BoolOp:
+    if len(ps) < 2:
+        raise _error(where, f"needs at least two queries, got {len(ps)}")
+    args = [_query(p, where, f"argument {i}") for i, p in enumerate(ps, 1)]
+    result = ast.BoolOp(symbol, args[0], args[1])
+    for p in args[2:]:  # left-nested, as the text p1 && p2 && p3 is read
+        result = ast.BoolOp(symbol, result, p)
+    return result
+
+
+def land(*ps: ast.Query) -> ast.BoolOp:
+    """``p1 && p2 && …`` (at least two; ``((p1 && p2) && p3)``)."""
+    return _chain("&&", "land", ps)
+
+
+def lor(*ps: ast.Query) -> ast.BoolOp:
+    """``p1 || p2 || …`` (at least two; ``((p1 || p2) || p3)``)."""
+    return _chain("||", "lor", ps)
+
+
+def lnot(p: ast.Query) -> ast.Not:
+    """``!p``."""
+    return ast.Not(_query(p, "lnot", "p"))
+
+
+def implies(p1: ast.Query, p2: ast.Query) -> ast.BoolOp:
+    """``p1 -> p2``."""
+    return ast.BoolOp("->", _query(p1, "implies", "p1"), _query(p2, "implies", "p2"))
+
+
+def iff(p1: ast.Query, p2: ast.Query) -> ast.BoolOp:
+    """``p1 <-> p2``."""
+    return ast.BoolOp("<->", _query(p1, "iff", "p1"), _query(p2, "iff", "p2"))
+
+
+def prev(p: ast.Query) -> ast.Prev:
+    """``prev(p)``."""
+    return ast.Prev(_query(p, "prev", "p"))
+
+
+def hist(p: ast.Query) -> ast.Hist:
+    """``hist(p)``."""
+    return ast.Hist(_query(p, "hist", "p"))
+
+
+def once(p: ast.Query) -> ast.Once:
+    """``once(p)``."""
+    return ast.Once(_query(p, "once", "p"))
+
+
+def since(p1: ast.Query, p2: ast.Query) -> ast.Since:
+    """``p1 since p2`` (strong)."""
+    return ast.Since(_query(p1, "since", "p1"), _query(p2, "since", "p2"), True)
+
+
+def wsince(p1: ast.Query, p2: ast.Query) -> ast.Since:
+    """``p1 wsince p2`` (weak)."""
+    return ast.Since(_query(p1, "wsince", "p1"), _query(p2, "wsince", "p2"), False)
+
+
+# --------------------------------------------------------------------------- programs
+
+
+def ref(name: str) -> ast.Name:
+    """``name``: a reference to a query bound by ``let`` (see :func:`program`)."""
+    return ast.Name(_name(name, "ref", "name"))
+
+
+def let(name: str, q: ast.Query) -> ast.Let:
+    """``let name = q;``"""
+    return ast.Let(_name(name, "let", "name"), _query(q, "let", "q"))
+
+
+def _refs(node: object) -> Iterable[str]:
+    """The names that ``node`` refers to (iteratively: built queries may be deep)."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, ast.Name):
+            yield current.name
+        elif isinstance(current, tuple):
+            stack.extend(current)
+        elif isinstance(current, ast.Query):
+            stack.extend(getattr(current, f) for f in current.__dataclass_fields__
+                         if f != "span")
+
+
+def _lets(lets: object) -> tuple[ast.Let, ...]:
+    where = "program"
+    if isinstance(lets, Mapping):
+        lets = list(lets.items())
+    if isinstance(lets, str) or not isinstance(lets, Iterable):
+        raise _error(where, f"lets must be a mapping or a sequence of let(name, q) or "
+                            f"(name, q) pairs, not {_show(lets)}")
+    out: list[ast.Let] = []
+    for item in lets:
+        if isinstance(item, ast.Let):
+            out.append(let(item.name, item.query))
+        elif isinstance(item, tuple) and len(item) == 2:
+            out.append(let(*item))
+        else:
+            raise _error(where, f"a let is let(name, q) or a (name, q) pair, not {_show(item)}")
+    return tuple(out)
+
+
+def _alphabet(alphabet: object) -> tuple[str, ...] | None:
+    where = "program"
+    if alphabet is None:
+        return None
+    if isinstance(alphabet, str) or not isinstance(alphabet, Iterable):
+        raise _error(where, f"alphabet is a sequence of tags, not {_show(alphabet)}")
+    tags = tuple(alphabet)
+    for i, tag in enumerate(tags):
+        if tag == ast.ANY_TAG:
+            raise _error(where, f"{ast.ANY_TAG!r} is the wildcard tag (atom('_', t) matches "
+                                "any event): it cannot be declared in an alphabet")
+        _name(tag, where, "tag")
+        if tag in tags[:i]:
+            raise _error(where, f"tag {tag!r} is declared twice")
+    if not tags:
+        raise _error(where, "an alphabet declares at least one tag")
+    return tags
+
+
+def program(
+    query: ast.Query,
+    *,
+    lets: Mapping[str, ast.Query] | Iterable[ast.Let | tuple[str, ast.Query]] = (),
+    alphabet: Sequence[str] | None = None,
+) -> ast.Program:
+    """``alphabet a, b; let n1 = q1; …; query``: a whole program.
+
+    ``lets`` is a mapping name → query (in order) or a sequence of
+    :func:`let` nodes or ``(name, query)`` pairs; each may :func:`ref` the
+    earlier ones, the final query any of them.
+
+    >>> p = program(gt(ref("s"), const(3)), lets={"s": sum_("cur")}, alphabet=["a"])
+    >>> from qre.printer import to_text
+    >>> print(to_text(p))
+    alphabet a;
+    let s = iter(atom(_, cur), 0, +);
+    s > iter(atom(_, 0), 3, fst)
+    """
+    where = "program"
+    bindings = _lets(lets)
+    bound: list[str] = []
+    for binding in bindings:
+        if binding.name in bound:
+            raise _error(where, f"{binding.name!r} is bound twice; each let needs its own name")
+        _check_bound(binding.query, bound, f"the let of {binding.name!r}")
+        bound.append(binding.name)
+    final = _query(query, where, "query")
+    _check_bound(final, bound, "the query")
+    return ast.Program(_alphabet(alphabet), bindings, final)
+
+
+def _check_bound(q: ast.Query, bound: list[str], what: str) -> None:
+    for name in _refs(q):
+        if name not in bound:
+            earlier = f" (bound before it: {', '.join(bound)})" if bound else ""
+            raise _error("program", f"{what} refers to {name!r}, which no earlier let "
+                                    f"binds{earlier}")
+
+
+# --------------------------------------------------------------------------- sugar
+
+
+def _sugar_term(value: object, where: str) -> Term:
+    return _term(value, where, "sugar")
+
+
+def any_(t: TermLike) -> ast.Query:
+    """``any(t)``: one event of any tag, valued ``t``."""
+    return _sugar.any_event(_sugar_term(t, "any_"))
+
+
+def any_word() -> ast.Query:
+    """``any_word()``: every word, value 0."""
+    return _sugar.any_word()
+
+
+def const(c: float) -> ast.Query:
+    """``const(c)``: ``c`` on every word."""
+    return _sugar.const(_number(c, "const", "c"))
+
+
+def count() -> ast.Query:
+    """``count()``: the number of events so far."""
+    return _sugar.count()
+
+
+def sum_(t: TermLike) -> ast.Query:
+    """``sum(t)``: the sum of ``t`` over the events so far."""
+    return _sugar.sum_of(_sugar_term(t, "sum_"))
+
+
+def avg(t: TermLike) -> ast.Query:
+    """``avg(t)``: the mean of ``t`` so far (NaN on the empty word)."""
+    return _sugar.avg(_sugar_term(t, "avg"))
+
+
+def var(t: TermLike) -> ast.Query:
+    """``var(t)``: the population variance of ``t`` so far."""
+    return _sugar.var(_sugar_term(t, "var"))
+
+
+def std(t: TermLike) -> ast.Query:
+    """``std(t)``: the population standard deviation of ``t`` so far."""
+    return _sugar.std(_sugar_term(t, "std"))
+
+
+def last(t: TermLike) -> ast.Query:
+    """``last(t)``: ``t`` at the last event (undefined on the empty word)."""
+    return _sugar.last(_sugar_term(t, "last"))
+
+
+def window(k: int, t: TermLike, op: OpLike) -> ast.Query:
+    """``window(k, t, op)``: ``op`` folded over ``t`` on the last ``k`` events."""
+    return _sugar.window(_count(k, "window"), _sugar_term(t, "window"), _op(op, "window"))
+
+
+def avg_last(k: int, t: TermLike) -> ast.Query:
+    """``avg_last(k, t)``: the mean of ``t`` over the last ``k`` events."""
+    return _sugar.avg_last(_count(k, "avg_last"), _sugar_term(t, "avg_last"))
