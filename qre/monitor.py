@@ -183,10 +183,7 @@ class Monitor:
         With one final state: an ``int`` status and a ``float`` value (NaN
         unless defined); otherwise two arrays over ``dt.final``.
         """
-        status, value = encode(reference.outputs(self.dt, self._initial_config))
-        if len(self.dt.final) == 1:
-            return int(status[0]), float(value[0])
-        return status, value
+        return _current_output(self.dt, self._initial_config)
 
     # ------------------------------------------------------------------ running
 
@@ -235,8 +232,12 @@ class Monitor:
             raise ValueError(f"keys has {len(key_ids)} entries but there are {len(codes)} tags")
         assert chosen == "reference"
         status, value = _empty_output(len(codes), len(self.dt.final))
-        for key in np.unique(key_ids):
-            rows = np.flatnonzero(key_ids == key)
+        # One stable sort groups the rows by key, each key's rows in input order.
+        order = np.argsort(key_ids, kind="stable")
+        starts = np.flatnonzero(np.diff(key_ids[order], prepend=-1))
+        for rows in np.split(order, starts[1:]):
+            if not len(rows):
+                continue
             _, out = self._advance(self._initial_config, codes[rows], events.take(rows))
             status[rows] = out.status.reshape(len(rows), -1)
             value[rows] = out.value.reshape(len(rows), -1)
@@ -291,16 +292,21 @@ class Session:
     @property
     def output(self) -> tuple[Any, Any]:
         """The current output, like :attr:`Monitor.initial`."""
-        status, value = encode(reference.outputs(self.monitor.dt, self._config))
-        if len(status) == 1:
-            return int(status[0]), float(value[0])
-        return status, value
+        return _current_output(self.monitor.dt, self._config)
 
     @property
     def state(self) -> np.ndarray:
         """The configuration as a flat float64 array (see the class docstring)."""
         status, value = encode(self._config)
         return np.concatenate([status.astype(np.float64), value])
+
+
+def _current_output(dt: DT, config: reference.Config) -> tuple[Any, Any]:
+    """``(status, value)`` of a configuration: scalars with one final state, else arrays."""
+    status, value = encode(reference.outputs(dt, config))
+    if len(dt.final) == 1:
+        return int(status[0]), float(value[0])
+    return status, value
 
 
 def _config_from_state(dt: DT, state: np.ndarray) -> reference.Config:
