@@ -34,10 +34,13 @@ and its position. With ``unknown_tags="skip"`` such an event is dropped: the
 configuration is left unchanged and its output row repeats the previous
 output (the initial output for a leading skipped event).
 
-Engines. ``"reference"`` is the worklist interpreter of Figure 25
-(:mod:`dt.reference`), the only engine so far; ``"auto"`` picks the fastest
-ready engine (the reference one for now). ``"table"`` and ``"codegen"``
-arrive with the compiled engines and are refused until then.
+Engines. ``"table"`` runs flat transition tables in one Numba kernel
+compiled once for all queries (:mod:`codegen.kernels`; the first call in a
+fresh checkout compiles it, then it is cached on disk); ``"reference"`` is the
+worklist interpreter of Figure 25 (:mod:`dt.reference`), the oracle. Both give
+the same outputs bit for bit. ``"auto"`` picks the fastest ready engine
+(``"table"``); ``"codegen"`` (a kernel generated per query) arrives with the
+compiled engines and is refused until then.
 """
 
 from __future__ import annotations
@@ -61,8 +64,43 @@ __all__ = ["ENGINES", "Monitor", "Output", "Session", "Stats", "tag_codes"]
 ENGINES = ("auto", "reference", "table", "codegen")
 """Engine names of API.md; only ``auto`` and ``reference`` run today."""
 
-_READY_ENGINES = ("reference",)
+_READY_ENGINES = ("table", "reference")
 """Engines that exist, fastest first: ``auto`` picks the first."""
+
+FlatConfig = tuple[np.ndarray, np.ndarray]
+"""A configuration as ``(status uint8[Q], value float64[Q])`` over ``dt.states``."""
+
+
+class _ReferenceEngine:
+    """The Figure 25 interpreter behind the interface of :class:`codegen.kernels.TableEngine`."""
+
+    def __init__(self, dt: DT) -> None:
+        self.dt = dt
+        self.final = [dt.state_index[f] for f in dt.final]
+
+    def initial_config(self, x: list[XValue]) -> FlatConfig:
+        return encode(reference.initial_config(self.dt, x))
+
+    def advance(self, status: np.ndarray, value: np.ndarray, codes: np.ndarray,
+                data: np.ndarray | Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
+        """Events from a configuration: the final one and one output row per event."""
+        dt, n = self.dt, len(codes)
+        if isinstance(data, Mapping):
+            def at(k: int) -> EventValue:
+                return {name: float(col[k]) for name, col in data.items()}
+        else:
+            def at(k: int) -> EventValue:
+                return float(data[k])
+        config = tuple(decode(status, value))
+        out_status, out_value = _empty_output(n, len(dt.final))
+        row_status, row_value = status[self.final], value[self.final]
+        for k in range(n):
+            code = int(codes[k])
+            if code >= 0:  # a skipped event (-1) keeps the configuration and the output
+                config = reference.step(dt, config, dt.alphabet[code], at(k))
+                row_status, row_value = encode(reference.outputs(dt, config))
+            out_status[k], out_value[k] = row_status, row_value
+        return (*encode(config), out_status, out_value)
 
 _UNKNOWN_TAGS = ("error", "skip")
 
@@ -173,8 +211,23 @@ class Monitor:
         return _stats(self.dt, self.identity)
 
     @cached_property
-    def _initial_config(self) -> reference.Config:
-        return reference.initial_config(self.dt, [0.0] * len(self.dt.initial))
+    def _initial_config(self) -> FlatConfig:
+        return self._engine("reference").initial_config([0.0] * len(self.dt.initial))
+
+    @cached_property
+    def _engines(self) -> dict[str, Any]:
+        return {}
+
+    def _engine(self, name: str) -> Any:
+        """The engine object for a resolved engine name, built once per monitor."""
+        if name not in self._engines:
+            if name == "table":
+                from codegen.kernels import TableEngine
+
+                self._engines[name] = TableEngine(self.dt)
+            else:
+                self._engines[name] = _ReferenceEngine(self.dt)
+        return self._engines[name]
 
     @property
     def initial(self) -> tuple[Any, Any]:
@@ -201,8 +254,7 @@ class Monitor:
             raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
         codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
         events = _event_values(self.dt, values, len(codes))
-        assert chosen == "reference"
-        return self._advance(self._initial_config, codes, events)[1]
+        return self._advance(chosen, self._initial_config, codes, events)[1]
 
     def run_keys(
         self,
@@ -230,7 +282,6 @@ class Monitor:
                                             else keys, dtype=object), use_na_sentinel=False)
         if len(key_ids) != len(codes):
             raise ValueError(f"keys has {len(key_ids)} entries but there are {len(codes)} tags")
-        assert chosen == "reference"
         status, value = _empty_output(len(codes), len(self.dt.final))
         # One stable sort groups the rows by key, each key's rows in input order.
         order = np.argsort(key_ids, kind="stable")
@@ -238,30 +289,23 @@ class Monitor:
         for rows in np.split(order, starts[1:]):
             if not len(rows):
                 continue
-            _, out = self._advance(self._initial_config, codes[rows], events.take(rows))
+            _, out = self._advance(chosen, self._initial_config, codes[rows], events.take(rows))
             status[rows] = out.status.reshape(len(rows), -1)
             value[rows] = out.value.reshape(len(rows), -1)
         return _output(status, value, self.dt.final)
 
-    def session(self, state: np.ndarray | None = None) -> Session:
+    def session(self, state: np.ndarray | None = None, *, engine: str = "auto") -> Session:
         """A resumable run: feed events in chunks; ``state`` restores a saved ``Session.state``."""
         config = self._initial_config if state is None else _config_from_state(self.dt, state)
-        return Session(self, config)
+        return Session(self, config, _engine(engine))
 
-    def _advance(self, config: reference.Config, codes: np.ndarray,
-                 events: _Events) -> tuple[reference.Config, Output]:
+    def _advance(self, engine: str, config: FlatConfig, codes: np.ndarray,
+                 events: _Events) -> tuple[FlatConfig, Output]:
         """Run events from ``config``: the final configuration and one output per event."""
-        dt = self.dt
-        status, value = _empty_output(len(codes), len(dt.final))
-        row_status, row_value = encode(reference.outputs(dt, config))
-        for k in range(len(codes)):
-            code = int(codes[k])
-            if code >= 0:  # a skipped event (-1) keeps the configuration and the output
-                config = reference.step(dt, config, self.alphabet[code], events.at(k))
-                row_status, row_value = encode(reference.outputs(dt, config))
-            status[k] = row_status
-            value[k] = row_value
-        return config, _output(status, value, dt.final)
+        data = events.scalar if events.scalar is not None else dict(events.fields)
+        status, value, out_status, out_value = self._engine(engine).advance(
+            config[0], config[1], codes, data)
+        return (status, value), _output(out_status, out_value, self.dt.final)
 
 
 class Session:
@@ -274,9 +318,10 @@ class Session:
     it to ``monitor.session(state=...)`` to resume elsewhere.
     """
 
-    def __init__(self, monitor: Monitor, config: reference.Config) -> None:
+    def __init__(self, monitor: Monitor, config: FlatConfig, engine: str) -> None:
         self.monitor = monitor
         self._config = config
+        self._engine = engine
 
     def feed(self, tags: Any, values: Any = None, *,
              unknown_tags: Literal["error", "skip"] = "error") -> Output:
@@ -286,7 +331,7 @@ class Session:
         m = self.monitor
         codes = tag_codes(tags, m.alphabet, skip_unknown=unknown_tags == "skip")
         events = _event_values(m.dt, values, len(codes))
-        self._config, out = m._advance(self._config, codes, events)
+        self._config, out = m._advance(self._engine, self._config, codes, events)
         return out
 
     @property
@@ -297,25 +342,32 @@ class Session:
     @property
     def state(self) -> np.ndarray:
         """The configuration as a flat float64 array (see the class docstring)."""
-        status, value = encode(self._config)
+        status, value = self._config
         return np.concatenate([status.astype(np.float64), value])
 
 
-def _current_output(dt: DT, config: reference.Config) -> tuple[Any, Any]:
+def _current_output(dt: DT, config: FlatConfig) -> tuple[Any, Any]:
     """``(status, value)`` of a configuration: scalars with one final state, else arrays."""
-    status, value = encode(reference.outputs(dt, config))
+    final = [dt.state_index[f] for f in dt.final]
+    status, value = config[0][final], config[1][final]
     if len(dt.final) == 1:
         return int(status[0]), float(value[0])
     return status, value
 
 
-def _config_from_state(dt: DT, state: np.ndarray) -> reference.Config:
+def _config_from_state(dt: DT, state: np.ndarray) -> FlatConfig:
     flat = np.asarray(state, dtype=np.float64)
     n = len(dt.states)
     if flat.shape != (2 * n,):
         raise ValueError(f"a state of this monitor is a flat array of {2 * n} floats "
                          f"(2 per DT state), not shape {flat.shape}")
-    return tuple(decode(flat[:n].astype(np.uint8), flat[n:]))
+    codes = flat[:n]
+    if not np.isin(codes, (0.0, 1.0, 2.0)).all():
+        raise ValueError("a state's first half holds status codes 0, 1 or 2")
+    status = codes.astype(np.uint8)
+    # Canonical form: NaN wherever the status is not "defined".
+    value = np.where(status == 1, flat[n:], np.nan)
+    return status, value
 
 
 def _empty_output(n: int, n_final: int) -> tuple[np.ndarray, np.ndarray]:

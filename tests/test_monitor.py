@@ -281,8 +281,6 @@ ERRORS = [
     ("tags a string", API_EXAMPLE, ("ab", [1, 2]), {}, TypeError, r"not a single string"),
     ("unknown engine", API_EXAMPLE, (["a"], [1]), {"engine": "fast"}, ValueError,
      r"unknown engine 'fast'"),
-    ("table engine", API_EXAMPLE, (["a"], [1]), {"engine": "table"}, ValueError,
-     r"'table' is not available yet.*compiled engines"),
     ("codegen engine", API_EXAMPLE, (["a"], [1]), {"engine": "codegen"}, ValueError,
      r"'codegen' is not available yet.*compiled engines"),
     ("bad unknown_tags", API_EXAMPLE, (["a"], [1]), {"unknown_tags": "ignore"}, ValueError,

@@ -83,3 +83,20 @@ def test_state_is_flat_and_checked():
         m.session(state=np.zeros(3))
     with pytest.raises(ValueError, match="keys has 1 entries"):
         m.run_keys(["k"], ["a", "a"], [1.0, 2.0])
+
+
+@given(keyed_runs(), st.data())
+def test_engines_agree_through_the_monitor(case, data):
+    """run, run_keys and sessions: the table engine gives the reference engine's rows."""
+    m, keys, tags, values = case
+    ref = m.run(tags, values, engine="reference")
+    _assert_same(m.run(tags, values, engine="table"), ref)
+    _assert_same(m.run_keys(keys, tags, values, engine="table"),
+                 m.run_keys(keys, tags, values, engine="reference"))
+    cut = data.draw(st.integers(0, len(tags)))
+    session = m.session(engine="table")
+    first = session.feed(tags[:cut], values[:cut])
+    resumed = m.session(state=session.state, engine="reference")
+    second = resumed.feed(tags[cut:], values[cut:])
+    np.testing.assert_array_equal(np.concatenate([first.status, second.status]), ref.status)
+    np.testing.assert_array_equal(np.concatenate([first.value, second.value]), ref.value)

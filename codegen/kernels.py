@@ -1,0 +1,413 @@
+"""The ``"table"`` engine: one generic Numba kernel interpreting :class:`~codegen.tables.Tables`.
+
+Seed 003, §5.1 (Equation (1), Theorem 5.1). The kernel is compiled once (and
+cached on disk) for every query: a query only changes the table *arrays*. It is
+bit-for-bit equal to :mod:`dt.reference` — terms follow the IEEE semantics of
+:mod:`dt.terms` (``error_model="numpy"`` so ``x/0`` is ±inf/NaN, never an
+exception) — and the tests check it differentially.
+
+Arrays follow the public contract (../shared/API.md): a configuration is
+``status uint8[Q]`` (0 ⊥, 1 defined, 2 ⊤) and ``value float64[Q]`` (NaN where
+not defined); events are ``codes int64[n]`` (index into the alphabet; -1 = an
+event of another tag, skipped: the configuration stays and the output row
+repeats) and data ``float64[n, f]`` in the order of ``Tables.columns``.
+
+Public API:
+
+* :func:`run_table` / :func:`initial` — the raw kernels over table arrays;
+* :class:`TableEngine` — the array API for the Monitor (``initial_config``, ``advance``);
+* :func:`table_initial` / :func:`table_evaluate` — mirrors of
+  :func:`dt.reference.initial_config` / :func:`dt.reference.evaluate` (for tests).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+
+import numba
+import numpy as np
+
+from dt.errors import EvaluationError
+from dt.model import DT
+from dt.terms import EventValue
+from dt.values import XValue, decode, encode
+
+from .tables import OPCODES, Tables, flatten
+
+__all__ = ["TableEngine", "initial", "run_table", "table_evaluate", "table_initial"]
+
+_JIT = {"nopython": True, "cache": True, "error_model": "numpy"}
+
+# Opcodes as plain globals: Numba freezes them into the compiled code.
+_OR, _AND, _EQ, _NE = OPCODES["or"], OPCODES["and"], OPCODES["eq"], OPCODES["ne"]
+_LT, _LE, _GT, _GE = OPCODES["lt"], OPCODES["le"], OPCODES["gt"], OPCODES["ge"]
+_ADD, _SUB, _MUL, _DIV = OPCODES["add"], OPCODES["sub"], OPCODES["mul"], OPCODES["div"]
+_MOD, _NEG, _NOT, _MIN = OPCODES["mod"], OPCODES["neg"], OPCODES["not"], OPCODES["min"]
+_MAX, _ABS, _SQRT, _EXP = OPCODES["max"], OPCODES["abs"], OPCODES["sqrt"], OPCODES["exp"]
+_LOG, _POW, _FLOOR, _CEIL = OPCODES["log"], OPCODES["pow"], OPCODES["floor"], OPCODES["ceil"]
+_IF, _FST, _SND = OPCODES["if"], OPCODES["fst"], OPCODES["snd"]
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@numba.jit(**_JIT)
+def _b(x: bool) -> float:
+    return 1.0 if x else 0.0
+
+
+@numba.jit(**_JIT)
+def _mod(a: float, b: float) -> float:
+    """np.mod exactly: numpy's npy_divmod remainder (Numba's np.mod differs on zero signs)."""
+    mod = np.fmod(a, b)
+    if b == 0.0:
+        return mod
+    if mod != 0.0:
+        if (b < 0.0) != (mod < 0.0):
+            mod += b
+    else:
+        mod = math.copysign(0.0, b)
+    return mod
+
+
+@numba.jit(**_JIT)
+def _binary(op: int, a: float, b: float) -> float:
+    """A binary operation of dt.terms.OPS, same IEEE semantics."""
+    if op == _ADD:
+        return a + b
+    if op == _SUB:
+        return a - b
+    if op == _MUL:
+        return a * b
+    if op == _DIV:
+        return a / b
+    if op == _MOD:
+        return _mod(a, b)
+    if op == _LT:
+        return _b(a < b)
+    if op == _LE:
+        return _b(a <= b)
+    if op == _GT:
+        return _b(a > b)
+    if op == _GE:
+        return _b(a >= b)
+    if op == _EQ:
+        return _b(a == b)
+    if op == _NE:
+        return _b(a != b)
+    if op == _OR:
+        return _b(a != 0.0 or b != 0.0)
+    if op == _AND:
+        return _b(a != 0.0 and b != 0.0)
+    if op == _MIN:
+        # As np.minimum: NaN propagates; on ties (0.0 vs -0.0) the second argument wins.
+        if math.isnan(a) or math.isnan(b):
+            return a + b
+        return a if a < b else b
+    if op == _MAX:
+        if math.isnan(a) or math.isnan(b):
+            return a + b
+        return a if a > b else b
+    if op == _POW:
+        return np.power(a, b)
+    if op == _FST:
+        return a
+    return b  # _SND
+
+
+@numba.jit(**_JIT)
+def _is_unary(op: int) -> bool:
+    return op in (_NEG, _NOT, _ABS, _SQRT, _EXP, _LOG, _FLOOR, _CEIL)
+
+
+@numba.jit(**_JIT)
+def _unary(op: int, a: float) -> float:
+    if op == _NEG:
+        return -a
+    if op == _NOT:
+        return _b(a == 0.0)
+    if op == _ABS:
+        return abs(a)
+    if op == _SQRT:
+        return np.sqrt(a)
+    if op == _EXP:
+        return np.exp(a)
+    if op == _LOG:
+        return np.log(a)
+    if op == _FLOOR:
+        return np.floor(a)
+    return np.ceil(a)  # _CEIL
+
+
+@numba.jit(**_JIT)
+def _run(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
+         label_start, block_start, block_cyclic, entry_state, writer_start, writers,
+         max_stack, final, labels, data, seed_s, seed_v, status0, value0):
+    """The engine: one step of Equation (1) per entry of ``labels`` (-1 = skip).
+
+    Everything that touches arrays is in this one function on purpose: Numba
+    reference-counts array arguments at every non-inlined call, which cost more
+    than the work of a whole transition. ``seed`` is added at every step (the
+    initial vector at init, all ⊥ for tag steps).
+    """
+    n_states = status0.shape[0]
+    n = labels.shape[0]
+    n_out = final.shape[0]
+    old_s = status0.copy()
+    old_v = value0.copy()
+    new_s = np.zeros(n_states, dtype=np.uint8)
+    new_v = np.full(n_states, np.nan)
+    stack = np.empty(max_stack)
+    out_s = np.zeros((n, n_out), dtype=np.uint8)
+    out_v = np.full((n, n_out), np.nan)
+    for row in range(n):
+        label = labels[row]
+        if label >= 0:
+            for q in range(n_states):
+                new_s[q] = seed_s[q]
+                new_v[q] = seed_v[q]
+            for b in range(label_start[label], label_start[label + 1]):
+                e0 = block_start[b]
+                e1 = block_start[b + 1]
+                cyclic = block_cyclic[b] != 0
+                if cyclic:
+                    # Kleene iteration from ⊥: statuses only rise, so ≤ 2·|b|+1 rounds.
+                    for e in range(e0, e1):
+                        new_s[entry_state[e]] = 0
+                        new_v[entry_state[e]] = np.nan
+                changed = True
+                while changed:
+                    changed = False
+                    for e in range(e0, e1):
+                        q = entry_state[e]
+                        # seed(q) ⊔ ⊔ over q's writers of their lifted values.
+                        acc_s = seed_s[q]
+                        acc_v = seed_v[q]
+                        for w in range(writer_start[e], writer_start[e + 1]):
+                            if acc_s == 2:
+                                break  # ⊤ absorbs everything: the other writers cannot matter
+                            tau = writers[w]
+                            status = 1
+                            for k in range(src_start[tau], src_start[tau + 1]):
+                                p = src_state[k]
+                                s = new_s[p] if src_primed[k] else old_s[p]
+                                if s == 0:
+                                    status = 0
+                                    break
+                                if s == 2:
+                                    status = 2
+                            if status == 0:
+                                continue  # ⊥ is the identity of ⊔
+                            if acc_s != 0 or status == 2:
+                                acc_s = 2
+                                acc_v = np.nan
+                                continue
+                            # All sources defined: run the term's postfix bytecode.
+                            sp = 0
+                            for pc in range(code_start[tau], code_start[tau + 1]):
+                                op = code_op[pc]
+                                if op == 0:
+                                    stack[sp] = consts[code_arg[pc]]
+                                    sp += 1
+                                elif op == 1:
+                                    stack[sp] = new_v[code_arg[pc]]
+                                    sp += 1
+                                elif op == 2:
+                                    stack[sp] = old_v[code_arg[pc]]
+                                    sp += 1
+                                elif op == 3:
+                                    stack[sp] = data[row, code_arg[pc]]
+                                    sp += 1
+                                elif op == _IF:
+                                    sp -= 2
+                                    c = stack[sp - 1]
+                                    stack[sp - 1] = stack[sp] if c != 0.0 else stack[sp + 1]
+                                elif _is_unary(op):
+                                    stack[sp - 1] = _unary(op, stack[sp - 1])
+                                else:
+                                    sp -= 1
+                                    stack[sp - 1] = _binary(op, stack[sp - 1], stack[sp])
+                            acc_s = 1
+                            acc_v = stack[0]
+                        if cyclic and acc_s != new_s[q]:
+                            changed = True
+                        new_s[q] = acc_s
+                        new_v[q] = acc_v
+            old_s, new_s = new_s, old_s
+            old_v, new_v = new_v, old_v
+        for j in range(n_out):
+            out_s[row, j] = old_s[final[j]]
+            out_v[row, j] = old_v[final[j]]
+    return old_s, old_v, out_s, out_v
+
+
+def run_table(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
+              label_start, block_start, block_cyclic, entry_state, writer_start, writers,
+              max_stack, final, codes, data, status0, value0):
+    """Run tag ``codes`` with ``data`` (``float64[n, f]``) from ``status0``/``value0``.
+
+    The arrays are those of :meth:`Tables.kernel_args`. Returns ``(status, value,
+    out_status uint8[n, |F|], out_value float64[n, |F|])``: the final configuration
+    and the output vector after every event. Code ``c ≥ 0`` is label ``1 + c``;
+    code -1 skips the event (the previous output row repeats).
+    """
+    n_states = status0.shape[0]
+    labels = np.where(codes >= 0, codes + 1, -1).astype(np.int64)
+    return _run(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
+                label_start, block_start, block_cyclic, entry_state, writer_start, writers,
+                max_stack, final, labels, data, np.zeros(n_states, dtype=np.uint8),
+                np.full(n_states, np.nan), status0, value0)
+
+
+def initial(tables: Tables, x_status: np.ndarray, x_value: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Δ_i(x) on raw tables: ``x_status``/``x_value`` over the initial states, in order."""
+    q = tables.n_states
+    seed_s = np.zeros(q, dtype=np.uint8)
+    seed_v = np.full(q, np.nan)
+    seed_s[tables.initial] = x_status
+    seed_v[tables.initial] = np.where(np.asarray(x_status) == 1, x_value, np.nan)
+    status, value, _, _ = _run(*tables.kernel_args(), tables.max_stack, tables.final,
+                               np.zeros(1, dtype=np.int64), np.zeros((1, 0)), seed_s, seed_v,
+                               np.zeros(q, dtype=np.uint8), np.full(q, np.nan))
+    return status, value
+
+
+
+# --------------------------------------------------------------------------- Python API
+
+
+class TableEngine:
+    """The table engine of one DT: flat tables plus the shared kernel.
+
+    ``initial_config(x)`` and ``advance(...)`` work on the contract's flat
+    ``status``/``value`` arrays; a Monitor keeps one configuration per key and
+    advances it batch by batch.
+    """
+
+    def __init__(self, dt: DT) -> None:
+        self.dt = dt
+        self.tables: Tables = flatten(dt)
+        self._args = self.tables.kernel_args()
+
+    @property
+    def columns(self) -> tuple[str | None, ...]:
+        """Event data columns the DT reads (``None`` = plain ``cur``), in data order."""
+        return self.tables.columns
+
+    def initial_config(
+        self, x: Sequence[XValue] | tuple[np.ndarray, np.ndarray]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Δ_i(x) as ``(status uint8[Q], value float64[Q])``.
+
+        ``x`` is a sequence of extended values over ``dt.initial``, or its
+        ``(status, value)`` arrays.
+        """
+        if isinstance(x, tuple) and len(x) == 2 and all(isinstance(a, np.ndarray) for a in x):
+            x_status = np.ascontiguousarray(x[0], dtype=np.uint8)
+            x_value = np.ascontiguousarray(x[1], dtype=np.float64)
+        else:
+            x_status, x_value = encode(list(x))  # type: ignore[arg-type]
+        if len(x_status) != len(self.dt.initial) or len(x_value) != len(x_status):
+            raise ValueError(f"initial vector has {len(x_status)} values; the DT has "
+                             f"{len(self.dt.initial)} initial states")
+        if x_status.size and int(x_status.max()) > 2:
+            raise ValueError("invalid status code: expected 0, 1 or 2")
+        return initial(self.tables, x_status, x_value)
+
+    def advance(
+        self,
+        status: np.ndarray,
+        value: np.ndarray,
+        codes: np.ndarray,
+        cur_or_fields: np.ndarray | Mapping[str, np.ndarray] | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Run a batch of events from configuration ``(status, value)``.
+
+        ``codes`` int64[n] indexes ``dt.alphabet`` (-1 = skip the event);
+        ``cur_or_fields`` is ``float64[n]`` (plain ``cur``), ``float64[n, f]``
+        in the order of :attr:`columns`, or a mapping from field name to column.
+        Returns the final configuration and ``out_status uint8[n, |F|]``,
+        ``out_value float64[n, |F|]`` (outputs after every event).
+        """
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        n = codes.shape[0]
+        if n and (int(codes.max()) >= len(self.dt.alphabet) or int(codes.min()) < -1):
+            raise ValueError(f"tag codes must be in -1..{len(self.dt.alphabet) - 1}")
+        data = self._data(n, cur_or_fields)
+        q = self.tables.n_states
+        if len(status) != q or len(value) != q:
+            # The kernel does not check bounds: a short configuration would read garbage.
+            raise ValueError(f"a configuration has {q} entries; got {len(status)} and "
+                             f"{len(value)}")
+        t = self.tables
+        return run_table(*self._args, t.max_stack, t.final, codes, data,
+                         np.ascontiguousarray(status, dtype=np.uint8),
+                         np.ascontiguousarray(value, dtype=np.float64))
+
+    def _data(self, n: int, cur_or_fields: object) -> np.ndarray:
+        """The ``float64[n, f]`` data matrix in the order of :attr:`columns`."""
+        columns = self.columns
+        if cur_or_fields is None:
+            if columns:
+                raise ValueError(f"the DT reads event data {_names(columns)}; none given")
+            return np.zeros((n, 0))
+        if isinstance(cur_or_fields, Mapping):
+            missing = [c for c in columns if c is not None and c not in cur_or_fields]
+            if None in columns or missing:
+                raise ValueError(f"the DT reads {_names(columns)}; the record columns are "
+                                 f"{', '.join(sorted(cur_or_fields)) or 'none'}")
+            cols = [np.asarray(cur_or_fields[c], dtype=np.float64) for c in columns]
+            data = np.stack(cols, axis=1) if cols else np.zeros((n, 0))
+        else:
+            data = np.asarray(cur_or_fields, dtype=np.float64)
+            if data.ndim == 1:
+                if len(columns) > 1:
+                    raise ValueError(f"the DT reads {_names(columns)}; give one column each")
+                data = data.reshape(-1, 1) if columns else np.zeros((n, 0))
+            elif data.ndim != 2 or data.shape[1] != len(columns):
+                raise ValueError(f"event data of shape {data.shape}: expected (n, {len(columns)})"
+                                 f" for {_names(columns)}")
+        if data.shape[0] != n:
+            raise ValueError(f"{n} tag codes but {data.shape[0]} data rows")
+        return np.ascontiguousarray(data)
+
+
+def _names(columns: Iterable[str | None]) -> str:
+    return ", ".join("cur" if c is None else f"cur.{c}" for c in columns) or "nothing"
+
+
+def table_initial(dt: DT, x: Sequence[XValue]) -> tuple[XValue, ...]:
+    """Mirror of :func:`dt.reference.initial_config` on the table engine."""
+    status, value = TableEngine(dt).initial_config(x)
+    return tuple(decode(status, value))
+
+
+def table_evaluate(
+    dt: DT, x: Sequence[XValue], word: Iterable[tuple[str, EventValue]]
+) -> list[tuple[XValue, ...]]:
+    """Mirror of :func:`dt.reference.evaluate`: the outputs after every prefix."""
+    engine = TableEngine(dt)
+    events = list(word)
+    for tag, _ in events:
+        if tag not in dt.alphabet:
+            raise ValueError(f"unknown tag {tag!r}; the alphabet is {', '.join(dt.alphabet)}")
+    codes = np.array([dt.alphabet.index(tag) for tag, _ in events], dtype=np.int64)
+    data = np.array([[_column(cur, c) for c in engine.columns] for _, cur in events],
+                    dtype=np.float64).reshape(len(events), len(engine.columns))
+    status, value = engine.initial_config(x)
+    final = engine.tables.final
+    first = tuple(decode(status[final], value[final]))
+    _, _, out_s, out_v = engine.advance(status, value, codes, data)
+    return [first] + [tuple(decode(s, v)) for s, v in zip(out_s, out_v, strict=True)]
+
+
+def _column(cur: EventValue, column: str | None) -> float:
+    if column is None:
+        if isinstance(cur, Mapping):
+            raise EvaluationError("the DT reads cur but events are records; use cur.FIELD")
+        return float(cur)
+    if not isinstance(cur, Mapping) or column not in cur:
+        raise EvaluationError(f"the DT reads cur.{column} but the event has no such field")
+    return float(cur[column])
