@@ -14,8 +14,10 @@ repeats) and data ``float64[n, f]`` in the order of ``Tables.columns``.
 
 Public API:
 
-* :func:`run_table` / :func:`initial` — the raw kernels over table arrays;
-* :class:`TableEngine` — the array API for the Monitor (``initial_config``, ``advance``);
+* :func:`run_table` / :func:`run_table_keys` / :func:`initial` — the raw kernels over
+  table arrays (one stream; many keyed streams in parallel; Δ_i);
+* :class:`TableEngine` — the array API for the Monitor (``initial_config``, ``advance``,
+  ``advance_keys``);
 * :func:`table_initial` / :func:`table_evaluate` — mirrors of
   :func:`dt.reference.initial_config` / :func:`dt.reference.evaluate` (for tests).
 """
@@ -35,7 +37,8 @@ from dt.values import XValue, decode, encode
 
 from .tables import OPCODES, Tables, flatten
 
-__all__ = ["TableEngine", "initial", "run_table", "table_evaluate", "table_initial"]
+__all__ = ["TableEngine", "initial", "run_table", "run_table_keys", "table_evaluate",
+           "table_initial"]
 
 _JIT = {"nopython": True, "cache": True, "error_model": "numpy"}
 
@@ -141,27 +144,25 @@ def _unary(op: int, a: float) -> float:
 
 
 @numba.jit(**_JIT)
-def _run(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
-         label_start, block_start, block_cyclic, entry_state, writer_start, writers,
-         max_stack, final, labels, data, seed_s, seed_v, status0, value0):
-    """The engine: one step of Equation (1) per entry of ``labels`` (-1 = skip).
+def _segment(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
+             label_start, block_start, block_cyclic, entry_state, writer_start, writers,
+             final, labels, data, seed_s, seed_v, rows, i0, i1, old_s, old_v, new_s, new_v,
+             stack, out_s, out_v):
+    """The engine: one step of Equation (1) per row ``rows[i0:i1]`` (label -1 = skip).
 
-    Everything that touches arrays is in this one function on purpose: Numba
-    reference-counts array arguments at every non-inlined call, which cost more
-    than the work of a whole transition. ``seed`` is added at every step (the
-    initial vector at init, all ⊥ for tag steps).
+    Starts from ``old``; ``new`` and ``stack`` are scratch; writes the outputs
+    after every event at its row of ``out``; returns the final configuration
+    (one of the two buffers). Every per-event operation is in this one
+    function on purpose: Numba reference-counts array arguments at every
+    non-inlined call (and an ``inline="always"`` step function measured 2x
+    slower), which costs more than the work of a whole transition; callers pay
+    it once per segment. ``seed`` is added at every step (the initial vector
+    at init, all ⊥ for tag steps).
     """
-    n_states = status0.shape[0]
-    n = labels.shape[0]
+    n_states = old_s.shape[0]
     n_out = final.shape[0]
-    old_s = status0.copy()
-    old_v = value0.copy()
-    new_s = np.zeros(n_states, dtype=np.uint8)
-    new_v = np.full(n_states, np.nan)
-    stack = np.empty(max_stack)
-    out_s = np.zeros((n, n_out), dtype=np.uint8)
-    out_v = np.full((n, n_out), np.nan)
-    for row in range(n):
+    for i in range(i0, i1):
+        row = rows[i]
         label = labels[row]
         if label >= 0:
             for q in range(n_states):
@@ -239,7 +240,74 @@ def _run(src_start, src_state, src_primed, code_start, code_op, code_arg, consts
         for j in range(n_out):
             out_s[row, j] = old_s[final[j]]
             out_v[row, j] = old_v[final[j]]
+    return old_s, old_v
+
+
+@numba.jit(**_JIT)
+def _run(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
+         label_start, block_start, block_cyclic, entry_state, writer_start, writers,
+         max_stack, final, labels, data, seed_s, seed_v, status0, value0):
+    """One stream: :func:`_segment` over all rows of ``labels`` from ``status0``/``value0``."""
+    n_states = status0.shape[0]
+    n = labels.shape[0]
+    n_out = final.shape[0]
+    out_s = np.zeros((n, n_out), dtype=np.uint8)
+    out_v = np.full((n, n_out), np.nan)
+    old_s, old_v = _segment(
+        src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
+        label_start, block_start, block_cyclic, entry_state, writer_start, writers,
+        final, labels, data, seed_s, seed_v, np.arange(n), 0, n, status0.copy(),
+        value0.copy(), np.zeros(n_states, dtype=np.uint8), np.full(n_states, np.nan),
+        np.empty(max_stack), out_s, out_v)
     return old_s, old_v, out_s, out_v
+
+
+@numba.jit(**_JIT, parallel=True)
+def _run_keys(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
+              label_start, block_start, block_cyclic, entry_state, writer_start, writers,
+              max_stack, final, labels, data, order, offsets, status0, value0, n_chunks):
+    """Many keyed streams: key g's rows are ``order[offsets[g]:offsets[g+1]]``.
+
+    Every key starts from ``status0``/``value0`` (tag steps: seed all ⊥). Keys
+    are independent, so chunks of consecutive keys with about equal row counts
+    run in parallel (``prange``); each chunk owns its scratch configuration and
+    stack. Outputs land at the original rows; the final configuration of key
+    g is row g of the returned ``(status, value)``.
+    """
+    n_states = status0.shape[0]
+    n = labels.shape[0]
+    n_out = final.shape[0]
+    n_keys = offsets.shape[0] - 1
+    out_s = np.zeros((n, n_out), dtype=np.uint8)
+    out_v = np.full((n, n_out), np.nan)
+    fin_s = np.empty((n_keys, n_states), dtype=np.uint8)
+    fin_v = np.empty((n_keys, n_states))
+    seed_s = np.zeros(n_states, dtype=np.uint8)
+    seed_v = np.full(n_states, np.nan)
+    # Chunk c ends at the first key boundary at or after row (c + 1)·n / n_chunks.
+    n_chunks = max(1, min(n_keys, n_chunks))
+    bounds = np.empty(n_chunks + 1, dtype=np.int64)
+    bounds[0] = 0
+    for c in range(1, n_chunks + 1):
+        bounds[c] = np.searchsorted(offsets, (c * n) // n_chunks)
+    bounds[n_chunks] = n_keys
+    for c in numba.prange(n_chunks):
+        a_s = np.empty(n_states, dtype=np.uint8)
+        a_v = np.empty(n_states)
+        b_s = np.empty(n_states, dtype=np.uint8)
+        b_v = np.empty(n_states)
+        stack = np.empty(max_stack)
+        for g in range(bounds[c], bounds[c + 1]):
+            a_s[:] = status0
+            a_v[:] = value0
+            end_s, end_v = _segment(
+                src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
+                label_start, block_start, block_cyclic, entry_state, writer_start, writers,
+                final, labels, data, seed_s, seed_v, order, offsets[g], offsets[g + 1],
+                a_s, a_v, b_s, b_v, stack, out_s, out_v)
+            fin_s[g, :] = end_s
+            fin_v[g, :] = end_v
+    return fin_s, fin_v, out_s, out_v
 
 
 def run_table(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
@@ -258,6 +326,28 @@ def run_table(src_start, src_state, src_primed, code_start, code_op, code_arg, c
                 label_start, block_start, block_cyclic, entry_state, writer_start, writers,
                 max_stack, final, labels, data, np.zeros(n_states, dtype=np.uint8),
                 np.full(n_states, np.nan), status0, value0)
+
+
+def run_table_keys(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
+                   label_start, block_start, block_cyclic, entry_state, writer_start, writers,
+                   max_stack, final, order, offsets, codes, data, status0, value0):
+    """Run many keyed streams, each from ``status0``/``value0``, keys in parallel.
+
+    ``order`` int64[n] lists the rows grouped by key (each key's rows in input
+    order) and key g owns ``order[offsets[g]:offsets[g+1]]`` (``offsets``
+    int64[k + 1]). Returns ``(status uint8[k, Q], value float64[k, Q],
+    out_status uint8[n, |F|], out_value float64[n, |F|])``: the final
+    configuration of every key and the outputs at the original rows. Equal to
+    :func:`run_table` on every key's rows alone.
+    """
+    labels = np.where(codes >= 0, codes + 1, -1).astype(np.int64)
+    # A few chunks per thread balance skewed keys (numba.get_num_threads() inside the
+    # kernel would make it uncacheable: a dynamic global).
+    n_chunks = 4 * numba.get_num_threads()
+    return _run_keys(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
+                     label_start, block_start, block_cyclic, entry_state, writer_start,
+                     writers, max_stack, final, labels, data, order, offsets, status0, value0,
+                     n_chunks)
 
 
 def initial(tables: Tables, x_status: np.ndarray, x_value: np.ndarray
@@ -345,6 +435,49 @@ class TableEngine:
         return run_table(*self._args, t.max_stack, t.final, codes, data,
                          np.ascontiguousarray(status, dtype=np.uint8),
                          np.ascontiguousarray(value, dtype=np.float64))
+
+    def advance_keys(
+        self,
+        order: np.ndarray,
+        offsets: np.ndarray,
+        codes: np.ndarray,
+        cur_or_fields: np.ndarray | Mapping[str, np.ndarray] | None,
+        status: np.ndarray,
+        value: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Run many keyed streams at once, every key from configuration ``(status, value)``.
+
+        ``codes``/``cur_or_fields`` are all rows in input order, as in
+        :meth:`advance`; ``order`` int64[n] is a permutation of the rows grouped
+        by key, each key's rows in input order, and key g owns
+        ``order[offsets[g]:offsets[g+1]]`` (``offsets`` int64[k + 1], from 0 to
+        n). Keys run in parallel. Returns the final configurations
+        ``status uint8[k, Q]``, ``value float64[k, Q]`` and ``out_status uint8[n, |F|]``,
+        ``out_value float64[n, |F|]`` at the original rows: for every key, what
+        :meth:`advance` gives on that key's rows alone.
+        """
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        n = codes.shape[0]
+        if n and (int(codes.max()) >= len(self.dt.alphabet) or int(codes.min()) < -1):
+            raise ValueError(f"tag codes must be in -1..{len(self.dt.alphabet) - 1}")
+        data = self._data(n, cur_or_fields)
+        order = np.ascontiguousarray(order, dtype=np.int64)
+        offsets = np.ascontiguousarray(offsets, dtype=np.int64)
+        # The kernel does not check bounds: validate the grouping (O(n), cheap next to a run).
+        if (offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != n
+                or np.any(np.diff(offsets) < 0)):
+            raise ValueError(f"offsets must rise from 0 to the number of rows {n}")
+        if order.shape != (n,) or (n and not np.array_equal(np.bincount(order, minlength=n),
+                                                            np.ones(n, dtype=np.int64))):
+            raise ValueError(f"order must be a permutation of the {n} rows")
+        q = self.tables.n_states
+        if len(status) != q or len(value) != q:
+            raise ValueError(f"a configuration has {q} entries; got {len(status)} and "
+                             f"{len(value)}")
+        t = self.tables
+        return run_table_keys(*self._args, t.max_stack, t.final, order, offsets, codes, data,
+                              np.ascontiguousarray(status, dtype=np.uint8),
+                              np.ascontiguousarray(value, dtype=np.float64))
 
     def _data(self, n: int, cur_or_fields: object) -> np.ndarray:
         """The ``float64[n, f]`` data matrix in the order of :attr:`columns`."""

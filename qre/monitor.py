@@ -282,13 +282,20 @@ class Monitor:
                                             else keys, dtype=object), use_na_sentinel=False)
         if len(key_ids) != len(codes):
             raise ValueError(f"keys has {len(key_ids)} entries but there are {len(codes)} tags")
+        # One stable sort groups the rows by key, each key's rows in input order;
+        # key g (ids 0..k-1 from factorize, all present) owns order[offsets[g]:offsets[g+1]].
+        order = np.argsort(key_ids, kind="stable").astype(np.int64, copy=False)
+        offsets = np.zeros(int(key_ids.max(initial=-1)) + 2, dtype=np.int64)
+        np.cumsum(np.bincount(key_ids), out=offsets[1:])
+        engine_obj = self._engine(chosen)
+        if hasattr(engine_obj, "advance_keys"):
+            # The table engine runs all keys in one parallel kernel call.
+            _, _, status, value = engine_obj.advance_keys(
+                order, offsets, codes, events.data(), *self._initial_config)
+            return _output(status, value, self.dt.final)
         status, value = _empty_output(len(codes), len(self.dt.final))
-        # One stable sort groups the rows by key, each key's rows in input order.
-        order = np.argsort(key_ids, kind="stable")
-        starts = np.flatnonzero(np.diff(key_ids[order], prepend=-1))
-        for rows in np.split(order, starts[1:]):
-            if not len(rows):
-                continue
+        for g in range(len(offsets) - 1):
+            rows = order[offsets[g]:offsets[g + 1]]
             _, out = self._advance(chosen, self._initial_config, codes[rows], events.take(rows))
             status[rows] = out.status.reshape(len(rows), -1)
             value[rows] = out.value.reshape(len(rows), -1)
@@ -302,9 +309,8 @@ class Monitor:
     def _advance(self, engine: str, config: FlatConfig, codes: np.ndarray,
                  events: _Events) -> tuple[FlatConfig, Output]:
         """Run events from ``config``: the final configuration and one output per event."""
-        data = events.scalar if events.scalar is not None else dict(events.fields)
         status, value, out_status, out_value = self._engine(engine).advance(
-            config[0], config[1], codes, data)
+            config[0], config[1], codes, events.data())
         return (status, value), _output(out_status, out_value, self.dt.final)
 
 
@@ -481,6 +487,10 @@ class _Events:
         if self.scalar is not None:
             return float(self.scalar[k])
         return {name: float(col[k]) for name, col in self.fields.items()}
+
+    def data(self) -> np.ndarray | dict[str, np.ndarray]:
+        """What an engine's ``advance`` takes: the ``cur`` column or the field columns."""
+        return self.scalar if self.scalar is not None else dict(self.fields)
 
     def take(self, rows: np.ndarray) -> _Events:
         """The events at the given row positions, in that order."""

@@ -11,6 +11,7 @@ import itertools
 import math
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from query_strategies import base_queries, temporal_queries
@@ -200,3 +201,78 @@ def test_tables_layout():
     assert t.max_stack == 2
     assert table_initial(dt, [BOT]) == (BOT, BOT, 7.0)
     assert table_evaluate(dt, [2.0], [("a", 0.0)]) == [(7.0,), (BOT,)]
+
+
+@st.composite
+def keyed_cases(draw):
+    """A DT, an initial vector and interleaved rows of 1..12 keys (some skipped, some keys
+    empty); more keys than the kernel's chunks (4 per thread), so a chunk runs several keys."""
+    dt = draw(arbitrary_dts())
+    x = draw(initial_vectors(dt))
+    n_keys = draw(st.integers(1, 12))
+    rows = draw(st.lists(st.tuples(st.integers(0, n_keys - 1),
+                                   st.integers(-1, len(dt.alphabet) - 1), data_values),
+                         max_size=30))
+    return dt, x, n_keys, rows
+
+
+@given(keyed_cases())
+def test_advance_keys_equals_each_key_alone(case):
+    """advance_keys (keys in parallel) = advance on every key's rows alone, exactly."""
+    dt, x, n_keys, rows = case
+    engine = TableEngine(dt)
+    status0, value0 = engine.initial_config(x)
+    keys = [k for k, _, _ in rows]
+    codes = np.array([c for _, c, _ in rows], dtype=np.int64)
+    cur = np.array([d for _, _, d in rows], dtype=np.float64)
+    # The grouping by a plain scan (not the Monitor's stable sort): key g's rows in input order.
+    groups = [[r for r, k in enumerate(keys) if k == g] for g in range(n_keys)]
+    order = np.array([r for group in groups for r in group], dtype=np.int64)
+    offsets = np.cumsum([0] + [len(group) for group in groups]).astype(np.int64)
+    fin_s, fin_v, out_s, out_v = engine.advance_keys(order, offsets, codes, cur, status0, value0)
+    assert fin_s.shape == (n_keys, engine.tables.n_states)
+    assert out_s.shape == (len(rows), len(dt.final))
+    for g, group in enumerate(groups):
+        idx = np.array(group, dtype=np.int64)
+        s, v, alone_s, alone_v = engine.advance(status0, value0, codes[idx], cur[idx])
+        assert same_vector(decode(fin_s[g], fin_v[g]), decode(s, v))
+        for k, r in enumerate(group):
+            assert same_vector(decode(out_s[r], out_v[r]), decode(alone_s[k], alone_v[k]))
+
+
+def test_advance_keys_checks_the_grouping():
+    dt = DT(("a",), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", "q + cur"),))
+    engine = TableEngine(dt)
+    status, value = engine.initial_config([1.0])
+    codes, cur = np.zeros(3, dtype=np.int64), np.array([1.0, 2.0, 3.0])
+    fin_s, fin_v, _, out_v = engine.advance_keys(np.array([0, 2, 1]), np.array([0, 2, 3]),
+                                                 codes, cur, status, value)
+    assert fin_s.tolist() == [[1], [1]] and fin_v.tolist() == [[5.0], [3.0]]
+    assert out_v[:, 0].tolist() == [2.0, 3.0, 5.0]
+    for order, offsets in [([0, 1, 1], [0, 3]), ([0, 1, 2], [0, 2]), ([0, 1, 3], [0, 3]),
+                           ([0, 1, 2], [0, 2, 1, 3]), ([0, 1], [0, 3])]:
+        with pytest.raises(ValueError):
+            engine.advance_keys(np.array(order), np.array(offsets), codes, cur, status, value)
+
+
+def test_advance_keys_many_skewed_keys():
+    """Thousands of keys of very different lengths, many per parallel chunk."""
+    dt = DT(("a", "b"), ("q", "r"), ("q",), ("q", "r"),
+            (_tr("a", ["q"], "q", "q + cur"), _tr("b", ["q"], "q", "q * 0.5"),
+             _tr("b", ["q'"], "r", "q' - cur")))
+    engine = TableEngine(dt)
+    status0, value0 = engine.initial_config([0.0])
+    rng = np.random.default_rng(1)
+    n = 20_000
+    keys = np.minimum(rng.zipf(1.5, n), 3000) - 1  # one huge key, a long tail of small ones
+    codes = rng.integers(-1, 2, n).astype(np.int64)
+    cur = rng.normal(size=n)
+    order = np.argsort(keys, kind="stable").astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(keys, minlength=3000))]).astype(np.int64)
+    fin_s, fin_v, out_s, out_v = engine.advance_keys(order, offsets, codes, cur, status0, value0)
+    for g in range(3000):
+        rows = order[offsets[g]:offsets[g + 1]]
+        s, v, alone_s, alone_v = engine.advance(status0, value0, codes[rows], cur[rows])
+        assert np.array_equal(fin_s[g], s) and np.array_equal(fin_v[g], v, equal_nan=True)
+        assert np.array_equal(out_s[rows], alone_s)
+        assert np.array_equal(out_v[rows], alone_v, equal_nan=True)
