@@ -220,10 +220,8 @@ class _Compiler:
         return Compiled(c.concat(self.value(q.body), _g(["y1"], Apply("not", (Var("y1"),)))))
 
     def _prev(self, q: ast.Prev) -> Compiled:
-        any_event = c.identity_atom(self.alphabet, self.alphabet[0])
-        for tag in self.alphabet[1:]:
-            any_event = c.union(any_event, c.identity_atom(self.alphabet, tag))
-        shifted = c.concat(self.value(q.body), any_event)
+        # I_Σ: one event of any tag, returning its input.
+        shifted = c.concat(self.value(q.body), c.identity_atom(self.alphabet, self.alphabet))
         return Compiled(c.union(shifted, c.epsilon(self.alphabet, Const(0.0))))
 
     def _fold(self, body: DT, start: float, term: Term, inputs: Sequence[str]) -> Compiled:

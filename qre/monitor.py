@@ -483,11 +483,6 @@ class _Events:
     scalar: np.ndarray | None
     fields: Mapping[str, np.ndarray]
 
-    def at(self, k: int) -> EventValue:
-        if self.scalar is not None:
-            return float(self.scalar[k])
-        return {name: float(col[k]) for name, col in self.fields.items()}
-
     def data(self) -> np.ndarray | dict[str, np.ndarray]:
         """What an engine's ``advance`` takes: the ``cur`` column or the field columns."""
         return self.scalar if self.scalar is not None else dict(self.fields)

@@ -65,7 +65,11 @@ class Typed:
 
 
 def resolve(program: ast.Program) -> ast.Query:
-    """The final query with every ``let`` name replaced by its (resolved) definition."""
+    """The final query with every ``let`` name replaced by its (resolved) definition.
+
+    :func:`qre.semantics.resolve` does the same for the oracle on purpose: the
+    oracle shares no code with the pipeline it checks.
+    """
     env: dict[str, ast.Query] = {}
     for let in program.lets:
         env[let.name] = _substitute(let.query, env)
