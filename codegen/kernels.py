@@ -16,9 +16,15 @@ Public API:
 
 * :func:`run_table` / :func:`run_table_keys` / :func:`initial` — the raw kernels over
   table arrays (one stream; many keyed streams in parallel; Δ_i);
-* :class:`TableEngine` — the array API for the Monitor (``initial_config``, ``advance``,
-  ``advance_keys``);
-* :func:`table_initial` / :func:`table_evaluate` — mirrors of
+* :class:`ArrayEngine` — the array API for the Monitor (``initial_config``, ``advance``,
+  ``advance_keys``) with the one copy of its input validation, shared with the
+  ``"codegen"`` engine (:class:`codegen.generated.CodegenEngine`);
+  :class:`TableEngine` — that API over this kernel;
+* :func:`chunk_bounds` / :func:`default_chunks` — the parallel split of keys (both engines);
+  helpers of the generated kernels: ``_b``, ``_mod``, ``_fmin``, ``_fmax`` (terms, shared
+  with this kernel) and the intrinsics ``_pick``, ``_lift``, ``_join`` and the element access
+  ``_get``/``_put``/``_get2``/``_put2``;
+* :func:`table_initial` / :func:`table_evaluate` / :func:`engine_evaluate` — mirrors of
   :func:`dt.reference.initial_config` / :func:`dt.reference.evaluate` (for tests).
 """
 
@@ -29,6 +35,9 @@ from collections.abc import Iterable, Mapping, Sequence
 
 import numba
 import numpy as np
+from llvmlite import ir
+from numba.core import types
+from numba.extending import intrinsic
 
 from dt.errors import EvaluationError
 from dt.model import DT
@@ -37,8 +46,8 @@ from dt.values import XValue, decode, encode
 
 from .tables import OPCODES, Tables, flatten
 
-__all__ = ["TableEngine", "initial", "run_table", "run_table_keys", "table_evaluate",
-           "table_initial"]
+__all__ = ["ArrayEngine", "TableEngine", "chunk_bounds", "default_chunks", "engine_evaluate",
+           "initial", "run_table", "run_table_keys", "table_evaluate", "table_initial"]
 
 _JIT = {"nopython": True, "cache": True, "error_model": "numpy"}
 
@@ -55,9 +64,16 @@ _IF, _FST, _SND = OPCODES["if"], OPCODES["fst"], OPCODES["snd"]
 # --------------------------------------------------------------------------- kernels
 
 
-@numba.jit(**_JIT)
-def _b(x: bool) -> float:
-    return 1.0 if x else 0.0
+@intrinsic
+def _b(typingctx, x):  # type: ignore[no-untyped-def]
+    """``1.0 if x else 0.0`` (x a bool) as one instruction (``uitofp``): no call, no branch."""
+    if not isinstance(x, types.Boolean):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.uitofp(args[0], ir.DoubleType())
+
+    return types.float64(types.boolean), codegen
 
 
 @numba.jit(**_JIT)
@@ -72,6 +88,151 @@ def _mod(a: float, b: float) -> float:
     else:
         mod = math.copysign(0.0, b)
     return mod
+
+
+@numba.jit(**_JIT)
+def _fmin(a: float, b: float) -> float:
+    """np.minimum exactly: NaN propagates; on ties (0.0 vs -0.0) the second argument wins."""
+    if math.isnan(a) or math.isnan(b):
+        return a + b
+    return a if a < b else b
+
+
+@numba.jit(**_JIT)
+def _fmax(a: float, b: float) -> float:
+    """np.maximum exactly: NaN propagates; on ties (0.0 vs -0.0) the second argument wins."""
+    if math.isnan(a) or math.isnan(b):
+        return a + b
+    return a if a > b else b
+
+
+@intrinsic
+def _pick(typingctx, c, a, b):  # type: ignore[no-untyped-def]
+    """``a if c else b`` (c a bool, a and b floats) as one ``select`` instruction.
+
+    For the generated kernels (:mod:`codegen.emit`): a conditional expression is
+    a branch in Numba's IR and a jitted helper is a call with an error-status
+    check, and Numba's and LLVM's compile times grow with both; an intrinsic
+    keeps a label's code one basic block.
+    """
+    if not isinstance(c, types.Boolean):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        return builder.select(*args)
+
+    return types.float64(types.boolean, types.float64, types.float64), codegen
+
+
+@intrinsic
+def _lift(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """The lifted status of two sources (§5.1): 0 if one is ⊥ (0), else their max (⊤ = 2
+    wins over defined = 1). Associative, so k sources fold pairwise. One ``select``
+    chain, no call and no branch (see :func:`_pick`)."""
+    if not (isinstance(a, types.Integer) and isinstance(b, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        x, y = (context.cast(builder, v, t, types.int64)
+                for v, t in zip(args, signature.args, strict=True))
+        zero = ir.Constant(ir.IntType(64), 0)
+        bot = builder.or_(builder.icmp_signed("==", x, zero), builder.icmp_signed("==", y, zero))
+        return builder.select(bot, zero, builder.select(builder.icmp_signed(">", x, y), x, y))
+
+    return types.int64(a, b), codegen
+
+
+@intrinsic
+def _join(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """The status of a union a ⊔ b (§5.1): ``min(a + b, 2)`` — ⊥ (0) is the identity,
+    anything else meets anything else in ⊤ (2), equal values included."""
+    if not (isinstance(a, types.Integer) and isinstance(b, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        x, y = (context.cast(builder, v, t, types.int64)
+                for v, t in zip(args, signature.args, strict=True))
+        total = builder.add(x, y)
+        two = ir.Constant(ir.IntType(64), 2)
+        return builder.select(builder.icmp_signed(">", total, two), two, total)
+
+    return types.int64(a, b), codegen
+
+
+def _element(context, builder, aryty, ary, indices):  # type: ignore[no-untyped-def]
+    """Pointer to an element of a C-contiguous array value: no stack copy of the array
+    struct (Numba's own indexing makes one per access, and LLVM's SROA pass then takes
+    time superlinear in their number)."""
+    data = builder.extract_value(ary, 4)  # the array model's fields: meminfo, parent,
+    offset = indices[-1]  # nitems, itemsize, data, shape, strides
+    if len(indices) == 2:
+        ncols = builder.extract_value(builder.extract_value(ary, 5), 1)
+        offset = builder.add(builder.mul(indices[0], ncols), offset)
+    return builder.gep(data, [offset], inbounds=True)
+
+
+def _contiguous(ary, ndim: int) -> bool:  # type: ignore[no-untyped-def]
+    return isinstance(ary, types.Array) and ary.ndim == ndim and ary.layout == "C"
+
+
+@intrinsic
+def _get(typingctx, ary, i):  # type: ignore[no-untyped-def]
+    """``ary[i]`` for a 1-D C-contiguous array (no bounds or sign check: i in range)."""
+    if not (_contiguous(ary, 1) and isinstance(i, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        index = context.cast(builder, args[1], signature.args[1], types.intp)
+        return builder.load(_element(context, builder, ary, args[0], [index]))
+
+    return ary.dtype(ary, i), codegen
+
+
+@intrinsic
+def _put(typingctx, ary, i, x):  # type: ignore[no-untyped-def]
+    """``ary[i] = x`` for a 1-D C-contiguous array, x cast to its dtype."""
+    if not (_contiguous(ary, 1) and isinstance(i, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        index = context.cast(builder, args[1], signature.args[1], types.intp)
+        value = context.cast(builder, args[2], signature.args[2], ary.dtype)
+        builder.store(value, _element(context, builder, ary, args[0], [index]))
+        return context.get_dummy_value()
+
+    return types.none(ary, i, x), codegen
+
+
+@intrinsic
+def _get2(typingctx, ary, i, j):  # type: ignore[no-untyped-def]
+    """``ary[i, j]`` for a 2-D C-contiguous array (no bounds or sign check)."""
+    if not (_contiguous(ary, 2) and isinstance(i, types.Integer)
+            and isinstance(j, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        index = [context.cast(builder, a, t, types.intp)
+                 for a, t in zip(args[1:], signature.args[1:], strict=True)]
+        return builder.load(_element(context, builder, ary, args[0], index))
+
+    return ary.dtype(ary, i, j), codegen
+
+
+@intrinsic
+def _put2(typingctx, ary, i, j, x):  # type: ignore[no-untyped-def]
+    """``ary[i, j] = x`` for a 2-D C-contiguous array, x cast to its dtype."""
+    if not (_contiguous(ary, 2) and isinstance(i, types.Integer)
+            and isinstance(j, types.Integer)):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        index = [context.cast(builder, a, t, types.intp)
+                 for a, t in zip(args[1:3], signature.args[1:3], strict=True)]
+        value = context.cast(builder, args[3], signature.args[3], ary.dtype)
+        builder.store(value, _element(context, builder, ary, args[0], index))
+        return context.get_dummy_value()
+
+    return types.none(ary, i, j, x), codegen
 
 
 @numba.jit(**_JIT)
@@ -104,14 +265,9 @@ def _binary(op: int, a: float, b: float) -> float:
     if op == _AND:
         return _b(a != 0.0 and b != 0.0)
     if op == _MIN:
-        # As np.minimum: NaN propagates; on ties (0.0 vs -0.0) the second argument wins.
-        if math.isnan(a) or math.isnan(b):
-            return a + b
-        return a if a < b else b
+        return _fmin(a, b)
     if op == _MAX:
-        if math.isnan(a) or math.isnan(b):
-            return a + b
-        return a if a > b else b
+        return _fmax(a, b)
     if op == _POW:
         return np.power(a, b)
     if op == _FST:
@@ -262,6 +418,24 @@ def _run(src_start, src_state, src_primed, code_start, code_op, code_arg, consts
     return old_s, old_v, out_s, out_v
 
 
+@numba.jit(**_JIT)
+def chunk_bounds(offsets, n, n_chunks):
+    """Split keys into at most ``n_chunks`` runs of consecutive keys with about equal rows.
+
+    Chunk c is keys ``bounds[c]:bounds[c+1]``; it ends at the first key boundary
+    at or after row (c + 1)·n / n_chunks (``offsets`` as in :func:`run_table_keys`).
+    Shared by the keyed kernels of both engines.
+    """
+    n_keys = offsets.shape[0] - 1
+    n_chunks = max(1, min(n_keys, n_chunks))
+    bounds = np.empty(n_chunks + 1, dtype=np.int64)
+    bounds[0] = 0
+    for c in range(1, n_chunks + 1):
+        bounds[c] = np.searchsorted(offsets, (c * n) // n_chunks)
+    bounds[n_chunks] = n_keys
+    return bounds
+
+
 @numba.jit(**_JIT, parallel=True)
 def _run_keys(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
               label_start, block_start, block_cyclic, entry_state, writer_start, writers,
@@ -284,14 +458,8 @@ def _run_keys(src_start, src_state, src_primed, code_start, code_op, code_arg, c
     fin_v = np.empty((n_keys, n_states))
     seed_s = np.zeros(n_states, dtype=np.uint8)
     seed_v = np.full(n_states, np.nan)
-    # Chunk c ends at the first key boundary at or after row (c + 1)·n / n_chunks.
-    n_chunks = max(1, min(n_keys, n_chunks))
-    bounds = np.empty(n_chunks + 1, dtype=np.int64)
-    bounds[0] = 0
-    for c in range(1, n_chunks + 1):
-        bounds[c] = np.searchsorted(offsets, (c * n) // n_chunks)
-    bounds[n_chunks] = n_keys
-    for c in numba.prange(n_chunks):
+    bounds = chunk_bounds(offsets, n, n_chunks)
+    for c in numba.prange(bounds.shape[0] - 1):
         a_s = np.empty(n_states, dtype=np.uint8)
         a_v = np.empty(n_states)
         b_s = np.empty(n_states, dtype=np.uint8)
@@ -341,13 +509,10 @@ def run_table_keys(src_start, src_state, src_primed, code_start, code_op, code_a
     :func:`run_table` on every key's rows alone.
     """
     labels = np.where(codes >= 0, codes + 1, -1).astype(np.int64)
-    # A few chunks per thread balance skewed keys (numba.get_num_threads() inside the
-    # kernel would make it uncacheable: a dynamic global).
-    n_chunks = 4 * numba.get_num_threads()
     return _run_keys(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
                      label_start, block_start, block_cyclic, entry_state, writer_start,
                      writers, max_stack, final, labels, data, order, offsets, status0, value0,
-                     n_chunks)
+                     default_chunks())
 
 
 def initial(tables: Tables, x_status: np.ndarray, x_value: np.ndarray
@@ -364,22 +529,32 @@ def initial(tables: Tables, x_status: np.ndarray, x_value: np.ndarray
     return status, value
 
 
-
 # --------------------------------------------------------------------------- Python API
 
 
-class TableEngine:
-    """The table engine of one DT: flat tables plus the shared kernel.
+def default_chunks() -> int:
+    """Parallel chunks of keys for a keyed kernel: a few per thread balance skewed keys.
 
-    ``initial_config(x)`` and ``advance(...)`` work on the contract's flat
-    ``status``/``value`` arrays; a Monitor keeps one configuration per key and
-    advances it batch by batch.
+    Read in Python and passed in: ``numba.get_num_threads()`` inside a kernel would
+    make it uncacheable (a dynamic global).
+    """
+    return 4 * numba.get_num_threads()
+
+
+class ArrayEngine:
+    """The array interface shared by the compiled engines (``"table"`` and ``"codegen"``).
+
+    One copy of the input validation and of the data-matrix building: the
+    kernels do not check bounds, so everything they index is checked here.
+    Subclasses implement the three hooks ``_initial``, ``_advance`` and
+    ``_advance_keys`` on validated, contiguous arrays. Configurations are the
+    contract's flat ``status uint8[Q]`` / ``value float64[Q]`` (seed 003, §5.1);
+    a Monitor keeps one per key and advances it batch by batch.
     """
 
     def __init__(self, dt: DT) -> None:
         self.dt = dt
         self.tables: Tables = flatten(dt)
-        self._args = self.tables.kernel_args()
 
     @property
     def columns(self) -> tuple[str | None, ...]:
@@ -404,7 +579,9 @@ class TableEngine:
                              f"{len(self.dt.initial)} initial states")
         if x_status.size and int(x_status.max()) > 2:
             raise ValueError("invalid status code: expected 0, 1 or 2")
-        return initial(self.tables, x_status, x_value)
+        # The contract: value is NaN wherever status is not 1.
+        x_value = np.where(x_status == 1, x_value, np.nan)
+        return self._initial(x_status, x_value)
 
     def advance(
         self,
@@ -421,20 +598,10 @@ class TableEngine:
         Returns the final configuration and ``out_status uint8[n, |F|]``,
         ``out_value float64[n, |F|]`` (outputs after every event).
         """
-        codes = np.ascontiguousarray(codes, dtype=np.int64)
-        n = codes.shape[0]
-        if n and (int(codes.max()) >= len(self.dt.alphabet) or int(codes.min()) < -1):
-            raise ValueError(f"tag codes must be in -1..{len(self.dt.alphabet) - 1}")
-        data = self._data(n, cur_or_fields)
-        q = self.tables.n_states
-        if len(status) != q or len(value) != q:
-            # The kernel does not check bounds: a short configuration would read garbage.
-            raise ValueError(f"a configuration has {q} entries; got {len(status)} and "
-                             f"{len(value)}")
-        t = self.tables
-        return run_table(*self._args, t.max_stack, t.final, codes, data,
-                         np.ascontiguousarray(status, dtype=np.uint8),
-                         np.ascontiguousarray(value, dtype=np.float64))
+        codes = self._codes(codes)
+        data = self._data(codes.shape[0], cur_or_fields)
+        status, value = self._config(status, value)
+        return self._advance(codes, data, status, value)
 
     def advance_keys(
         self,
@@ -456,10 +623,8 @@ class TableEngine:
         ``out_value float64[n, |F|]`` at the original rows: for every key, what
         :meth:`advance` gives on that key's rows alone.
         """
-        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        codes = self._codes(codes)
         n = codes.shape[0]
-        if n and (int(codes.max()) >= len(self.dt.alphabet) or int(codes.min()) < -1):
-            raise ValueError(f"tag codes must be in -1..{len(self.dt.alphabet) - 1}")
         data = self._data(n, cur_or_fields)
         order = np.ascontiguousarray(order, dtype=np.int64)
         offsets = np.ascontiguousarray(offsets, dtype=np.int64)
@@ -470,14 +635,48 @@ class TableEngine:
         if order.shape != (n,) or (n and not np.array_equal(np.bincount(order, minlength=n),
                                                             np.ones(n, dtype=np.int64))):
             raise ValueError(f"order must be a permutation of the {n} rows")
+        status, value = self._config(status, value)
+        return self._advance_keys(order, offsets, codes, data, status, value)
+
+    # ------------------------------------------------------------------ engine hooks
+
+    def _initial(self, x_status: np.ndarray, x_value: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """Δ_i on validated ``uint8``/``float64`` arrays over ``dt.initial`` (NaN if not 1)."""
+        raise NotImplementedError
+
+    def _advance(self, codes: np.ndarray, data: np.ndarray, status: np.ndarray,
+                 value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`advance` on validated contiguous arrays (``data`` float64[n, f])."""
+        raise NotImplementedError
+
+    def _advance_keys(self, order: np.ndarray, offsets: np.ndarray, codes: np.ndarray,
+                      data: np.ndarray, status: np.ndarray, value: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """:meth:`advance_keys` on validated contiguous arrays."""
+        raise NotImplementedError
+
+    # ------------------------------------------------------------------ validation
+
+    def _codes(self, codes: np.ndarray) -> np.ndarray:
+        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        if codes.ndim != 1:
+            raise ValueError(f"tag codes must be one-dimensional; got shape {codes.shape}")
+        n = codes.shape[0]
+        if n and (int(codes.max()) >= len(self.dt.alphabet) or int(codes.min()) < -1):
+            raise ValueError(f"tag codes must be in -1..{len(self.dt.alphabet) - 1}")
+        return codes
+
+    def _config(self, status: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         q = self.tables.n_states
         if len(status) != q or len(value) != q:
+            # The kernel does not check bounds: a short configuration would read garbage.
             raise ValueError(f"a configuration has {q} entries; got {len(status)} and "
                              f"{len(value)}")
-        t = self.tables
-        return run_table_keys(*self._args, t.max_stack, t.final, order, offsets, codes, data,
-                              np.ascontiguousarray(status, dtype=np.uint8),
-                              np.ascontiguousarray(value, dtype=np.float64))
+        status = np.ascontiguousarray(status, dtype=np.uint8)
+        if q and int(status.max()) > 2:
+            raise ValueError("invalid status code in the configuration: expected 0, 1 or 2")
+        return status, np.ascontiguousarray(value, dtype=np.float64)
 
     def _data(self, n: int, cur_or_fields: object) -> np.ndarray:
         """The ``float64[n, f]`` data matrix in the order of :attr:`columns`."""
@@ -507,21 +706,45 @@ class TableEngine:
         return np.ascontiguousarray(data)
 
 
+class TableEngine(ArrayEngine):
+    """The table engine of one DT: flat tables plus the shared kernel.
+
+    ``initial_config(x)`` and ``advance(...)`` work on the contract's flat
+    ``status``/``value`` arrays; a Monitor keeps one configuration per key and
+    advances it batch by batch (validation: :class:`ArrayEngine`).
+    """
+
+    def __init__(self, dt: DT) -> None:
+        super().__init__(dt)
+        self._args = self.tables.kernel_args()
+
+    def _initial(self, x_status: np.ndarray, x_value: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        return initial(self.tables, x_status, x_value)
+
+    def _advance(self, codes: np.ndarray, data: np.ndarray, status: np.ndarray,
+                 value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        t = self.tables
+        return run_table(*self._args, t.max_stack, t.final, codes, data, status, value)
+
+    def _advance_keys(self, order: np.ndarray, offsets: np.ndarray, codes: np.ndarray,
+                      data: np.ndarray, status: np.ndarray, value: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        t = self.tables
+        return run_table_keys(*self._args, t.max_stack, t.final, order, offsets, codes, data,
+                              status, value)
+
+
 def _names(columns: Iterable[str | None]) -> str:
     return ", ".join("cur" if c is None else f"cur.{c}" for c in columns) or "nothing"
 
 
-def table_initial(dt: DT, x: Sequence[XValue]) -> tuple[XValue, ...]:
-    """Mirror of :func:`dt.reference.initial_config` on the table engine."""
-    status, value = TableEngine(dt).initial_config(x)
-    return tuple(decode(status, value))
-
-
-def table_evaluate(
-    dt: DT, x: Sequence[XValue], word: Iterable[tuple[str, EventValue]]
+def engine_evaluate(
+    engine: ArrayEngine, x: Sequence[XValue], word: Iterable[tuple[str, EventValue]]
 ) -> list[tuple[XValue, ...]]:
-    """Mirror of :func:`dt.reference.evaluate`: the outputs after every prefix."""
-    engine = TableEngine(dt)
+    """Mirror of :func:`dt.reference.evaluate` on any :class:`ArrayEngine`: the outputs
+    after every prefix (the empty one included)."""
+    dt = engine.dt
     events = list(word)
     for tag, _ in events:
         if tag not in dt.alphabet:
@@ -534,6 +757,19 @@ def table_evaluate(
     first = tuple(decode(status[final], value[final]))
     _, _, out_s, out_v = engine.advance(status, value, codes, data)
     return [first] + [tuple(decode(s, v)) for s, v in zip(out_s, out_v, strict=True)]
+
+
+def table_initial(dt: DT, x: Sequence[XValue]) -> tuple[XValue, ...]:
+    """Mirror of :func:`dt.reference.initial_config` on the table engine."""
+    status, value = TableEngine(dt).initial_config(x)
+    return tuple(decode(status, value))
+
+
+def table_evaluate(
+    dt: DT, x: Sequence[XValue], word: Iterable[tuple[str, EventValue]]
+) -> list[tuple[XValue, ...]]:
+    """Mirror of :func:`dt.reference.evaluate`: the outputs after every prefix."""
+    return engine_evaluate(TableEngine(dt), x, word)
 
 
 def _column(cur: EventValue, column: str | None) -> float:

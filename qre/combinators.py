@@ -201,6 +201,9 @@ def _count(value: object, where: str) -> int:
     k = _number(value, where, "k")
     if not (k >= 1 and k.is_integer()):
         raise _error(where, f"k must be a positive integer, not {_show(value)}")
+    if k > _sugar.MAX_WINDOW:
+        raise _error(where, f"windows of more than {_sugar.MAX_WINDOW} events are not "
+                            f"supported (got {int(k)})")
     return int(k)
 
 

@@ -34,13 +34,23 @@ and its position. With ``unknown_tags="skip"`` such an event is dropped: the
 configuration is left unchanged and its output row repeats the previous
 output (the initial output for a leading skipped event).
 
-Engines. ``"table"`` runs flat transition tables in one Numba kernel
-compiled once for all queries (:mod:`codegen.kernels`; the first call in a
-fresh checkout compiles it, then it is cached on disk); ``"reference"`` is the
-worklist interpreter of Figure 25 (:mod:`dt.reference`), the oracle. Both give
-the same outputs bit for bit. ``"auto"`` picks the fastest ready engine
-(``"table"``); ``"codegen"`` (a kernel generated per query) arrives with the
-compiled engines and is refused until then.
+Optimization. ``Monitor.from_dt`` (and :func:`qre.qre`) run the DT through
+:func:`codegen.optimize.optimize` unless ``optimize=False``: the result gives
+the same outputs after every prefix, status and value, with fewer states and
+transitions. ``m.dt`` is the DT every engine runs (so a ``Session.state`` is
+the same for all engines); ``m.unoptimized`` the DT before, and ``m.stats``
+gives the sizes of both.
+
+Engines. ``"codegen"`` runs a Numba kernel generated for this query
+(:mod:`codegen.generated`; compiled on first use — seconds for a large DT —
+and cached on disk by a hash of the DT, so later processes load it);
+``"table"`` runs flat transition tables in one Numba kernel compiled once for
+all queries (:mod:`codegen.kernels`); ``"reference"`` is the worklist
+interpreter of Figure 25 (:mod:`dt.reference`), the oracle. All give the same
+outputs bit for bit. ``"auto"`` (the default) picks the fastest engine that is
+ready: ``"codegen"`` if its kernel is compiled (in this process or in the disk
+cache), else ``"table"``; :meth:`Monitor.prepare` compiles an engine ahead of
+use, e.g. ``m.prepare("codegen")`` before a long run.
 """
 
 from __future__ import annotations
@@ -62,10 +72,7 @@ from dt.values import XValue, decode, encode
 __all__ = ["ENGINES", "Monitor", "Output", "Session", "Stats", "tag_codes"]
 
 ENGINES = ("auto", "reference", "table", "codegen")
-"""Engine names of API.md; only ``auto`` and ``reference`` run today."""
-
-_READY_ENGINES = ("table", "reference")
-"""Engines that exist, fastest first: ``auto`` picks the first."""
+"""Engine names of API.md."""
 
 FlatConfig = tuple[np.ndarray, np.ndarray]
 """A configuration as ``(status uint8[Q], value float64[Q])`` over ``dt.states``."""
@@ -147,9 +154,15 @@ class Stats:
     identity_size: int | None = None
     """Size of I_α, the identity DT of a base query (linear in the query,
     Theorem 5.7); None for top-level and temporal queries and for DTs."""
+    unoptimized_states: int | None = None
+    """|Q| before the optimizer (None if the monitor was built with ``optimize=False``)."""
+    unoptimized_transitions: int | None = None
+    """|Δ| before the optimizer."""
+    unoptimized_size: int | None = None
+    """The DT size before the optimizer."""
 
 
-def _stats(dt: DT, identity: DT | None = None) -> Stats:
+def _stats(dt: DT, identity: DT | None, unoptimized: DT | None) -> Stats:
     per_tag = [
         sum(1 + t.term.size for t in dt.on(tag).transitions) for tag in dt.alphabet
     ]
@@ -160,6 +173,9 @@ def _stats(dt: DT, identity: DT | None = None) -> Stats:
         registers=len(dt.states),
         ops_per_event=max(per_tag, default=0),
         identity_size=None if identity is None else identity.size,
+        unoptimized_states=None if unoptimized is None else len(unoptimized.states),
+        unoptimized_transitions=None if unoptimized is None else len(unoptimized.transitions),
+        unoptimized_size=None if unoptimized is None else unoptimized.size,
     )
 
 
@@ -167,22 +183,30 @@ def _stats(dt: DT, identity: DT | None = None) -> Stats:
 class Monitor:
     """A DT ready to run over event streams: :func:`qre.qre` or :meth:`from_dt` build one.
 
-    ``identity`` is I_α when the DT was compiled from a base query (its size
-    goes into :attr:`stats`); ``source`` the query text it came from.
+    ``dt`` is the DT the engines run (optimized, unless built with
+    ``optimize=False``) and ``unoptimized`` the DT before the optimizer (None
+    if not optimized); ``identity`` is I_α when the DT was compiled from a
+    base query (its size goes into :attr:`stats`); ``source`` the query text
+    it came from.
     """
 
     dt: DT
     identity: DT | None = None
     source: str | None = None
+    unoptimized: DT | None = None
 
     @classmethod
-    def from_dt(cls, d: DT, alphabet: Sequence[str] | None = None) -> Monitor:
+    def from_dt(cls, d: DT, alphabet: Sequence[str] | None = None, *, optimize: bool = True,
+                identity: DT | None = None, source: str | None = None) -> Monitor:
         """A monitor running ``d`` with every initial state set to 0.0 (API.md).
 
         ``alphabet`` fixes the tag order (the meaning of integer tag codes) and
         may add tags: it must list every tag of ``d.alphabet``. An added tag
         fires only ``d``'s ``eps`` transitions, as in the DT over the larger
-        alphabet (§5.1), and ``m.dt`` is that DT.
+        alphabet (§5.1). ``optimize`` runs :func:`codegen.optimize.optimize`
+        (same outputs, smaller DT); ``m.dt`` is the DT that runs and
+        ``m.unoptimized`` the one before. ``identity`` and ``source`` are
+        recorded as given (see the class docstring).
         """
         if not isinstance(d, DT):
             raise TypeError(f"Monitor.from_dt takes a dt.DT, got {type(d).__name__}")
@@ -196,7 +220,11 @@ class Monitor:
                                  f"(the DT's alphabet is {', '.join(d.alphabet)})")
             if tags != d.alphabet:
                 d = DT(tags, d.states, d.initial, d.final, d.transitions, d.facts)
-        return cls(d)
+        if not optimize:
+            return cls(d, identity, source)
+        from codegen.optimize import optimize as optimize_dt
+
+        return cls(optimize_dt(d), identity, source, unoptimized=d)
 
     # ------------------------------------------------------------------ properties
 
@@ -208,7 +236,7 @@ class Monitor:
     @cached_property
     def stats(self) -> Stats:
         """Sizes and per-event work: see :class:`Stats`."""
-        return _stats(self.dt, self.identity)
+        return _stats(self.dt, self.identity, self.unoptimized)
 
     @cached_property
     def _initial_config(self) -> FlatConfig:
@@ -221,13 +249,43 @@ class Monitor:
     def _engine(self, name: str) -> Any:
         """The engine object for a resolved engine name, built once per monitor."""
         if name not in self._engines:
-            if name == "table":
+            if name == "codegen":
+                from codegen.generated import CodegenEngine
+
+                self._engines[name] = CodegenEngine(self.dt)
+            elif name == "table":
                 from codegen.kernels import TableEngine
 
                 self._engines[name] = TableEngine(self.dt)
             else:
                 self._engines[name] = _ReferenceEngine(self.dt)
         return self._engines[name]
+
+    def _resolve(self, engine: str) -> str:
+        """An engine name of API.md as the engine to run: ``auto`` picks the fastest ready."""
+        if engine == "auto":
+            from codegen.generated import is_ready
+
+            return "codegen" if is_ready(self.dt) else "table"
+        if engine in ENGINES:
+            return engine
+        raise ValueError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
+
+    def prepare(self, engine: str = "codegen") -> None:
+        """Build ``engine`` now (for ``"codegen"``: generate and compile its kernel, or load
+        it from the disk cache), so that runs do not wait for it and ``"auto"`` picks it."""
+        name = self._resolve(engine)
+        obj = self._engine(name)
+        if name == "codegen":
+            obj.compile()
+        elif name == "table":
+            obj.initial_config([0.0] * len(self.dt.initial))  # loads the shared kernel
+
+    @property
+    def _source_dt(self) -> DT:
+        """The DT as given or compiled: events are checked against the data *it* reads (the
+        optimizer may drop every read of a field, which must not make a missing one legal)."""
+        return self.dt if self.unoptimized is None else self.unoptimized
 
     @property
     def initial(self) -> tuple[Any, Any]:
@@ -249,11 +307,11 @@ class Monitor:
         unknown_tags: Literal["error", "skip"] = "error",
     ) -> Output:
         """One output per event, aligned with the input: see the module docstring."""
-        chosen = _engine(engine)
+        chosen = self._resolve(engine)
         if unknown_tags not in _UNKNOWN_TAGS:
             raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
         codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
-        events = _event_values(self.dt, values, len(codes))
+        events = _event_values(self._source_dt, values, len(codes))
         return self._advance(chosen, self._initial_config, codes, events)[1]
 
     def run_keys(
@@ -273,11 +331,11 @@ class Monitor:
         rows: ``run_keys(keys, tags, values)[k]`` is the output of key
         ``keys[k]`` after reading its events up to and including row k.
         """
-        chosen = _engine(engine)
+        chosen = self._resolve(engine)
         if unknown_tags not in _UNKNOWN_TAGS:
             raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
         codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
-        events = _event_values(self.dt, values, len(codes))
+        events = _event_values(self._source_dt, values, len(codes))
         key_ids, _ = pd.factorize(pd.Series(list(keys) if not hasattr(keys, "__len__")
                                             else keys, dtype=object), use_na_sentinel=False)
         if len(key_ids) != len(codes):
@@ -289,7 +347,7 @@ class Monitor:
         np.cumsum(np.bincount(key_ids), out=offsets[1:])
         engine_obj = self._engine(chosen)
         if hasattr(engine_obj, "advance_keys"):
-            # The table engine runs all keys in one parallel kernel call.
+            # The compiled engines run all keys in one parallel kernel call.
             _, _, status, value = engine_obj.advance_keys(
                 order, offsets, codes, events.data(), *self._initial_config)
             return _output(status, value, self.dt.final)
@@ -304,12 +362,13 @@ class Monitor:
     def session(self, state: np.ndarray | None = None, *, engine: str = "auto") -> Session:
         """A resumable run: feed events in chunks; ``state`` restores a saved ``Session.state``."""
         config = self._initial_config if state is None else _config_from_state(self.dt, state)
-        return Session(self, config, _engine(engine))
+        self._resolve(engine)  # an unknown name fails here, not at the first feed
+        return Session(self, config, engine)
 
     def _advance(self, engine: str, config: FlatConfig, codes: np.ndarray,
                  events: _Events) -> tuple[FlatConfig, Output]:
         """Run events from ``config``: the final configuration and one output per event."""
-        status, value, out_status, out_value = self._engine(engine).advance(
+        status, value, out_status, out_value = self._engine(self._resolve(engine)).advance(
             config[0], config[1], codes, events.data())
         return (status, value), _output(out_status, out_value, self.dt.final)
 
@@ -336,7 +395,7 @@ class Session:
             raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
         m = self.monitor
         codes = tag_codes(tags, m.alphabet, skip_unknown=unknown_tags == "skip")
-        events = _event_values(m.dt, values, len(codes))
+        events = _event_values(m._source_dt, values, len(codes))
         self._config, out = m._advance(self._engine, self._config, codes, events)
         return out
 
@@ -387,17 +446,6 @@ def _output(status: np.ndarray, value: np.ndarray, final: tuple[str, ...]) -> Ou
     if len(final) == 1:
         status, value = status[:, 0], value[:, 0]
     return Output(status, value, final)
-
-
-def _engine(engine: str) -> str:
-    if engine == "auto":
-        return _READY_ENGINES[0]
-    if engine in _READY_ENGINES:
-        return engine
-    if engine in ENGINES:
-        raise ValueError(f"engine {engine!r} is not available yet: it arrives with the compiled "
-                         f"engines; use engine='reference' or 'auto'")
-    raise ValueError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
 
 
 # --------------------------------------------------------------------------- tags

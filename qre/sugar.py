@@ -37,6 +37,7 @@ from dt.terms import Apply, Const, Term, Var
 from . import ast
 
 __all__ = [
+    "MAX_WINDOW",
     "SUGAR_FORMS",
     "any_event",
     "any_word",
@@ -117,9 +118,18 @@ def last(t: Term) -> ast.Query:
     return ast.Split(any_word(), any_event(t), _SND)
 
 
+MAX_WINDOW = 100
+"""The largest k of ``window``/``avg_last``: the expansion nests k splits, and every
+stage after parsing walks the query recursively (the parser bounds text nesting the
+same way, :data:`qre.parser.MAX_DEPTH`)."""
+
+
 def _last_k(k: int, t: Term, op: ast.Op) -> ast.Query:
     if k < 1 or int(k) != k:
         raise ValueError(f"the number of events must be a positive integer, not {k}")
+    if k > MAX_WINDOW:
+        raise ValueError(f"windows of more than {MAX_WINDOW} events are not supported "
+                         f"(got {int(k)}): the expansion nests one split per event")
     block: ast.Query = any_event(t)
     for _ in range(int(k) - 1):
         block = ast.Split(block, any_event(t), op)

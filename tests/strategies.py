@@ -79,3 +79,43 @@ def arbitrary_dts(draw, alphabet: tuple[str, ...] | None = None, max_states: int
 
 def initial_vectors(dt: DT, values=extended_values):
     return st.tuples(*[values] * len(dt.initial))
+
+
+def sized_words(alphabet, max_len=7):
+    """Words whose length (0..max_len) is drawn first."""
+    return st.integers(0, max_len).flatmap(
+        lambda n: st.lists(st.tuples(st.sampled_from(alphabet), data_values),
+                           min_size=n, max_size=n))
+
+
+@st.composite
+def cyclic_dts(draw):
+    """DTs dense in primed reads, so that multi-state cycles (Kleene blocks) are common."""
+    alphabet = draw(alphabets(1, 2))
+    n = draw(st.integers(2, 4))
+    states = tuple(f"q{k}" for k in range(n))
+    transitions = []
+    for _ in range(draw(st.integers(n, 3 * n))):
+        label = draw(st.sampled_from([*alphabet, INIT, EPS]))
+        stepwise = label not in (INIT, EPS)
+        primed = draw(st.lists(st.sampled_from(states), min_size=1, max_size=2, unique=True))
+        pool = [Var(q, True) for q in primed]
+        if stepwise and draw(st.booleans()):
+            pool.append(Var(draw(st.sampled_from(states))))
+        term = draw(terms(pool, allow_cur=stepwise, max_leaves=3))
+        transitions.append(Transition(label, frozenset(pool), draw(st.sampled_from(states)), term))
+    initial = tuple(draw(st.lists(st.sampled_from(states), unique=True, max_size=2)))
+    return DT(alphabet, states, initial, states, tuple(transitions))
+
+
+@st.composite
+def keyed_cases(draw):
+    """A DT, an initial vector and interleaved rows of 1..12 keys (some skipped, some keys
+    empty); more keys than the engines' chunks (4 per thread), so a chunk runs several keys."""
+    dt = draw(arbitrary_dts())
+    x = draw(initial_vectors(dt))
+    n_keys = draw(st.integers(1, 12))
+    rows = draw(st.lists(st.tuples(st.integers(0, n_keys - 1),
+                                   st.integers(-1, len(dt.alphabet) - 1), data_values),
+                         max_size=30))
+    return dt, x, n_keys, rows

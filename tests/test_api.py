@@ -84,6 +84,8 @@ def test_nan_and_inf_data_are_ordinary_values():
         ("prefix_sum(atom(a, cur), 0, +)", QreTypeError, "defined on every word", 1, 12),
         ("or(fill(atom(a, cur)), atom(a, cur))", QreTypeError, "only at the top level", 1, 4),
         ("hist(atom(a, cur))", QreTypeError, "temporal", 1, 6),
+        ("alphabet a;\nhist(window(101, cur, +) > const(0))", QreSyntaxError,
+         "more than 100 events", 2, 6),
         ("atom(c, cur)", None, None, None, None),
     ],
 )

@@ -281,8 +281,6 @@ ERRORS = [
     ("tags a string", API_EXAMPLE, ("ab", [1, 2]), {}, TypeError, r"not a single string"),
     ("unknown engine", API_EXAMPLE, (["a"], [1]), {"engine": "fast"}, ValueError,
      r"unknown engine 'fast'"),
-    ("codegen engine", API_EXAMPLE, (["a"], [1]), {"engine": "codegen"}, ValueError,
-     r"'codegen' is not available yet.*compiled engines"),
     ("bad unknown_tags", API_EXAMPLE, (["a"], [1]), {"unknown_tags": "ignore"}, ValueError,
      r"unknown_tags must be"),
     ("values too short", API_EXAMPLE, (["a", "b"], [1.0]), {}, ValueError,

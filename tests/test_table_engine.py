@@ -15,7 +15,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from query_strategies import base_queries, temporal_queries
-from strategies import alphabets, arbitrary_dts, data_values, initial_vectors, terms
+from strategies import (
+    alphabets,
+    arbitrary_dts,
+    cyclic_dts,
+    initial_vectors,
+    keyed_cases,
+    sized_words,
+)
 from util import assert_same_outputs, same, same_vector
 
 from codegen.kernels import TableEngine, table_evaluate, table_initial
@@ -26,13 +33,6 @@ from dt.terms import OPS, Apply, Const, Cur, Var, evaluate_term, parse_term
 from dt.values import BOT, TOP, decode
 from qre.compiler import compile_query
 from qre.typing import check
-
-
-def sized_words(alphabet, max_len=7):
-    """Words whose length (0..max_len) is drawn first."""
-    return st.integers(0, max_len).flatmap(
-        lambda n: st.lists(st.tuples(st.sampled_from(alphabet), data_values),
-                           min_size=n, max_size=n))
 
 
 @st.composite
@@ -53,26 +53,6 @@ def test_arbitrary_dts_match_the_reference(case):
     cur = np.array([d for _, d in word], dtype=np.float64)
     status, value, _, _ = engine.advance(status, value, codes, cur)
     assert same_vector(decode(status, value), run(dt, x, word)[-1])
-
-
-@st.composite
-def cyclic_dts(draw):
-    """DTs dense in primed reads, so that multi-state cycles (Kleene blocks) are common."""
-    alphabet = draw(alphabets(1, 2))
-    n = draw(st.integers(2, 4))
-    states = tuple(f"q{k}" for k in range(n))
-    transitions = []
-    for _ in range(draw(st.integers(n, 3 * n))):
-        label = draw(st.sampled_from([*alphabet, INIT, EPS]))
-        stepwise = label not in (INIT, EPS)
-        primed = draw(st.lists(st.sampled_from(states), min_size=1, max_size=2, unique=True))
-        pool = [Var(q, True) for q in primed]
-        if stepwise and draw(st.booleans()):
-            pool.append(Var(draw(st.sampled_from(states))))
-        term = draw(terms(pool, allow_cur=stepwise, max_leaves=3))
-        transitions.append(Transition(label, frozenset(pool), draw(st.sampled_from(states)), term))
-    initial = tuple(draw(st.lists(st.sampled_from(states), unique=True, max_size=2)))
-    return DT(alphabet, states, initial, states, tuple(transitions))
 
 
 @given(cyclic_dts().flatmap(lambda dt: st.tuples(st.just(dt), initial_vectors(dt),
@@ -190,6 +170,7 @@ def test_tables_layout():
     """Labels, blocks and bytecode of a small DT with a two-state cycle."""
     dt = DT(("a",), ("p", "q", "r"), ("p",), ("r",), (
         _tr("a", ["q'"], "p", "q' + 1"),
+        _tr("a", ["r"], "p", "r"),
         _tr("a", ["p'"], "q", "p'"),
         _tr("a", ["p'", "q'"], "r", "p' * q'"),
         _tr(INIT, [], "r", "7"),
@@ -198,22 +179,31 @@ def test_tables_layout():
     assert t.label_start.tolist() == [0, 1, 3]  # init: {r}; a: {p, q} then {r}
     assert t.block_cyclic.tolist() == [0, 1, 0]
     assert t.entry_state.tolist() == [2, 0, 1, 2]
+    assert t.writers.tolist() == [4, 0, 1, 2, 3]
     assert t.max_stack == 2
     assert table_initial(dt, [BOT]) == (BOT, BOT, 7.0)
-    assert table_evaluate(dt, [2.0], [("a", 0.0)]) == [(7.0,), (BOT,)]
+    # p = (q' + 1) ⊔ r = 8 ⊔ 7 = ⊤ in the least fixpoint, hence q and r too.
+    assert table_evaluate(dt, [2.0], [("a", 0.0)]) == [(7.0,), (TOP,)]
+    assert evaluate(dt, [2.0], [("a", 0.0)]) == [(7.0,), (TOP,)]
 
 
-@st.composite
-def keyed_cases(draw):
-    """A DT, an initial vector and interleaved rows of 1..12 keys (some skipped, some keys
-    empty); more keys than the kernel's chunks (4 per thread), so a chunk runs several keys."""
-    dt = draw(arbitrary_dts())
-    x = draw(initial_vectors(dt))
-    n_keys = draw(st.integers(1, 12))
-    rows = draw(st.lists(st.tuples(st.integers(0, n_keys - 1),
-                                   st.integers(-1, len(dt.alphabet) - 1), data_values),
-                         max_size=30))
-    return dt, x, n_keys, rows
+def test_tables_drop_transitions_always_bottom_on_a_label():
+    """A cycle nothing feeds on a label is ⊥ in the least fixpoint: its transitions and
+    their readers are left out of that label's schedule, with the same outputs."""
+    dt = DT(("a", "b"), ("p", "q", "r"), ("p",), ("r",), (
+        _tr("a", ["q'"], "p", "q' + 1"),
+        _tr("a", ["p'"], "q", "p'"),
+        _tr(EPS, ["p'", "q'"], "r", "p' * q'"),
+        _tr("b", [], "p", "3"),
+        _tr("b", ["p'"], "q", "p' + 1"),
+    ))
+    t = flatten(dt)
+    assert t.label_start.tolist() == [0, 0, 0, 3]  # init, a: nothing; b: p, q, r
+    assert t.entry_state.tolist() == [0, 1, 2]
+    word = [("a", 1.0), ("b", 0.0), ("a", 2.0), ("b", 1.0)]
+    for x in ([BOT], [2.0], [TOP]):
+        assert_same_outputs(table_evaluate(dt, x, word), evaluate(dt, x, word))
+    assert table_evaluate(dt, [2.0], word)[2] == (12.0,)
 
 
 @given(keyed_cases())

@@ -1,0 +1,554 @@
+"""Emit the Python source of a Numba kernel specialised to one data transducer.
+
+Seed 003, §5.1: one step Δ_σ(c, d) is the least c' with
+
+    c'(q') = seed(q) ⊔ ⊔_{(σ, X, q', t) ∈ Δ_σ} [[t]](c ∪ c'|X, d)          (Equation (1))
+
+(``seed`` is the initial vector x on I at init, ⊥ otherwise; Theorem 5.1 bounds
+a step by O(size) operations). The ``"table"`` engine (:mod:`codegen.kernels`)
+*interprets* :class:`~codegen.tables.Tables` for every query; :func:`emit`
+writes that interpreter's work out for one query, with the schedule of
+:func:`~codegen.tables.flatten` (reused, not recomputed):
+
+* per event, integer dispatch on the tag code (``if``/``elif``); per label, its
+  blocks in topological order: an acyclic block computes its state once, a
+  cyclic block runs the Kleene iteration of the table kernel (from ⊥ until no
+  status changes); a state the label does not write becomes ⊥ (the seed is ⊥
+  on tag steps; restart, Definition 5.4, is not part of this engine);
+* per transition, the lifting of §5.1 from its *source list* X (⊥ if a source is
+  ⊥, else ⊤ if a source is ⊤, else the term); per state, the union ⊔ (⊥ the
+  identity, d ⊔ d' = ⊤ even for equal d, ⊤ absorbs). Statuses are small ints
+  (0 ⊥, 1 defined, 2 ⊤), so both are integer ``select``s (the intrinsics
+  ``_lift`` and ``_join``); a value is kept with ``_pick`` only where its status
+  is 1 and is exactly ``np.nan`` elsewhere;
+* terms become expressions with exactly the IEEE semantics of the table kernel
+  (``error_model="numpy"``; ``%``, ``min``, ``max`` call its jitted helpers, the
+  others the same numpy functions, comparisons ``_b``);
+* what is known at generation time is resolved then: constants are literals
+  (NaN, ±inf and -0.0 spelled exactly), a primed source that the label never
+  writes is ⊥ (the transition is dropped), a copy ``q' := p`` is a plain
+  assignment, and the union's status is tracked statically while it is known
+  (⊥ before the first writer, defined after an unconditional one, ⊤ ends it).
+
+Compile time shapes the code. Numba's own passes and LLVM grow faster than
+linearly with a function's basic blocks × variables that are assigned more than
+once or used across blocks (SSA reconstruction, stack slots for SROA). So a
+label's code has **no branches** — every term is computed and its value kept
+only if defined (terms are pure and never raise under
+``error_model="numpy"``) — and **every local is assigned once**: the new value
+of q on label ℓ is ``s<q>_<ℓ>``/``v<q>_<ℓ>``, the partial unions before it
+``s<q>_<ℓ>_<j>``. Only the configuration is carried across events: in locals
+``s<q>``/``v<q>`` for DTs of at most :data:`MAX_REGISTER_STATES` states
+(registers, fastest), in the ``status``/``value`` arrays for larger ones (it
+would be spilled anyway, and 2·|Q| loop-carried locals make compile time
+explode: ≈ quadratic in |Q|).
+
+Generated functions (module globals ``N_STATES``, ``N_TAGS``, ``N_OUT``):
+
+* ``init(x_s, x_v, status, value)`` — Δ_i(x) with x over I (in ``dt.initial``
+  order) written into the configuration arrays;
+* ``segment(codes, data, rows, i0, i1, status, value, out_s, out_v)`` — the
+  events ``rows[i0:i1]`` (code -1: skipped, the configuration stays and the
+  output row repeats), configuration updated in place, the output vector
+  after each event at its row of ``out``;
+* ``run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v,
+  fin_s, fin_v)`` — the keyed streams g0..g1-1 (key g's rows
+  ``order[offsets[g]:offsets[g+1]]``), each from status0/value0, final
+  configurations at ``fin[g]``; without the GIL, so that the engine runs chunks
+  of keys in parallel threads (one stream is one key). The table kernel's
+  ``prange`` would cost more than a second of parfor compilation per query.
+
+:func:`emit` is pure: the same tables (and names) give the same text, so the
+text's hash names the compiled module in the cache (:mod:`codegen.generated`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+
+from dt.terms import OPS, Apply, Const, Cur, Term, Var
+
+from .tables import OP_CONST, OP_CUR, OP_NEW, OP_OLD, OPCODES, Tables
+
+__all__ = ["FUNCTIONS", "MAX_REGISTER_STATES", "emit"]
+
+FUNCTIONS = ("init", "segment", "run_chunk")
+"""The jitted functions of an emitted module."""
+
+MAX_REGISTER_STATES = 128
+"""Up to this many states the configuration lives in local variables across events;
+beyond, it stays in the arrays (see the module docstring: compile time)."""
+
+_OP_NAME = {code: name for name, code in OPCODES.items()}
+
+_SPILL_DEPTH = 16
+"""Nesting depth at which a subterm goes to a temporary: keeps lines readable and far
+from the parser's limit on nested parentheses (terms of compiled queries can be deep)."""
+
+_COMMENT_WIDTH = 96
+
+# Static knowledge of a union's status while its code is generated.
+_BOT, _DEF, _TOP, _DYN = "bot", "def", "top", "dyn"
+
+Pair = tuple[str, str]
+"""Status and value expressions of an extended value."""
+
+
+# --------------------------------------------------------------------------- terms
+
+
+def _literal(x: float) -> str:
+    """A float literal that Numba reads back as exactly ``x`` (NaN only up to payload)."""
+    if math.isnan(x):
+        return "(-np.nan)" if math.copysign(1.0, x) < 0 else "np.nan"
+    if math.isinf(x):
+        return "np.inf" if x > 0 else "(-np.inf)"
+    text = repr(float(x))
+    return f"({text})" if text.startswith("-") else text
+
+
+def _binop(symbol: str) -> str:
+    return "({a} " + symbol + " {b})"
+
+
+def _test(cond: str) -> str:
+    return "_b(" + cond + ")"
+
+
+# Each argument placeholder occurs once: arguments are never evaluated twice. No
+# conditional expressions: ``_b``/``_pick`` are calls, so a label stays one basic block.
+_TEMPLATES: dict[str, str] = {
+    "or": _test("({a} != 0.0) | ({b} != 0.0)"),
+    "and": _test("({a} != 0.0) & ({b} != 0.0)"),
+    "eq": _test("{a} == {b}"),
+    "ne": _test("{a} != {b}"),
+    "lt": _test("{a} < {b}"),
+    "le": _test("{a} <= {b}"),
+    "gt": _test("{a} > {b}"),
+    "ge": _test("{a} >= {b}"),
+    "add": _binop("+"),
+    "sub": _binop("-"),
+    "mul": _binop("*"),
+    "div": _binop("/"),
+    "mod": "_mod({a}, {b})",
+    "neg": "(-{a})",
+    "not": _test("{a} == 0.0"),
+    "min": "_fmin({a}, {b})",
+    "max": "_fmax({a}, {b})",
+    "abs": "abs({a})",
+    "sqrt": "np.sqrt({a})",
+    "exp": "np.exp({a})",
+    "log": "np.log({a})",
+    "pow": "np.power({a}, {b})",
+    "floor": "np.floor({a})",
+    "ceil": "np.ceil({a})",
+    "if": "_pick({a} != 0.0, {b}, {c})",
+    "fst": "{a}",
+    "snd": "{b}",
+}
+assert frozenset(_TEMPLATES) == frozenset(OPS), "dt.terms.OPS changed: update codegen.emit"
+
+
+def _safe(text: str) -> str:
+    """Text fit for a ``#`` comment: non-printable characters escaped, long text cut."""
+    out = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return out if len(out) <= _COMMENT_WIDTH else out[:_COMMENT_WIDTH - 1] + "…"
+
+
+@cache
+def _runtime_digest() -> str:
+    """A hash of :mod:`codegen.kernels`, whose jitted helpers the emitted code calls.
+
+    Numba's disk cache keys a function on its own file only: if a helper
+    changed, a cached generated kernel would keep the old machine code. The
+    digest goes into the emitted text, hence into its file name.
+    """
+    from . import kernels
+
+    return hashlib.sha256(inspect.getsource(kernels).encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------- emitter
+
+
+@dataclass
+class _Function:
+    """Lines of one function body being generated, with its temporaries counter."""
+
+    lines: list[str] = field(default_factory=list)
+    temps: int = 0
+
+    def add(self, indent: int, text: str) -> None:
+        self.lines.append("    " * indent + text)
+
+    def temp(self) -> str:
+        self.temps += 1
+        return f"e{self.temps}"
+
+
+@dataclass
+class _Label:
+    """What the code of one label knows while it is generated."""
+
+    number: int
+    """0 for init, 1 + k for tag k: suffix of the label's locals."""
+    primed: dict[int, Pair]
+    """The primed states with a value at this point: their status/value locals."""
+    columns: set[int] = field(default_factory=set)
+    """Data columns read (loaded once at the top of the label's branch)."""
+
+
+@dataclass
+class _Emitter:
+    tables: Tables
+    states: tuple[str, ...]
+    tags: tuple[str, ...]
+    registers: bool
+    """The configuration in locals across events (else it stays in the arrays)."""
+
+    # ------------------------------------------------------------------ schedule access
+
+    def blocks(self, label: int) -> list[tuple[bool, list[tuple[int, list[int]]]]]:
+        """Label's blocks in topological order: (cyclic, [(state, writers)])."""
+        t = self.tables
+        out = []
+        for b in range(t.label_start[label], t.label_start[label + 1]):
+            entries = []
+            for e in range(t.block_start[b], t.block_start[b + 1]):
+                writers = t.writers[t.writer_start[e]:t.writer_start[e + 1]].tolist()
+                entries.append((int(t.entry_state[e]), writers))
+            out.append((bool(t.block_cyclic[b]), entries))
+        return out
+
+    def sources(self, tau: int) -> list[tuple[int, bool]]:
+        t = self.tables
+        k0, k1 = t.src_start[tau], t.src_start[tau + 1]
+        return [(int(p), bool(m)) for p, m in zip(t.src_state[k0:k1], t.src_primed[k0:k1],
+                                                   strict=True)]
+
+    def term(self, tau: int) -> Term:
+        """The transition's term, rebuilt from its bytecode (for comments)."""
+        t = self.tables
+        stack: list[Term] = []
+        for pc in range(t.code_start[tau], t.code_start[tau + 1]):
+            op, arg = int(t.code_op[pc]), int(t.code_arg[pc])
+            if op == OP_CONST:
+                stack.append(Const(float(t.consts[arg])))
+            elif op in (OP_NEW, OP_OLD):
+                stack.append(Var(self.states[arg], op == OP_NEW))
+            elif op == OP_CUR:
+                stack.append(Cur(t.columns[arg]))
+            else:
+                name = _OP_NAME[op]
+                k = OPS[name].arity
+                args = tuple(stack[-k:])
+                del stack[-k:]
+                stack.append(Apply(name, args))
+        return stack[0]
+
+    def describe(self, tau: int) -> str:
+        srcs = ", ".join(self.states[p] + ("'" if m else "") for p, m in self.sources(tau))
+        return f"{{{srcs}}} := {self.term(tau)}"
+
+    def is_copy(self, tau: int, source: tuple[int, bool]) -> bool:
+        """True if τ's term is exactly its one source variable."""
+        t = self.tables
+        c0 = t.code_start[tau]
+        return (t.code_start[tau + 1] - c0 == 1 and int(t.code_arg[c0]) == source[0]
+                and int(t.code_op[c0]) == (OP_NEW if source[1] else OP_OLD))
+
+    def old(self, p: int) -> Pair:
+        """Status and value of p in the previous configuration."""
+        if self.registers:
+            return f"s{p}", f"v{p}"
+        return f"_get(status, {p})", f"_get(value, {p})"
+
+    # ------------------------------------------------------------------ expressions
+
+    def expression(self, fn: _Function, indent: int, tau: int, lab: _Label) -> str:
+        """The term of ``tau`` as an expression; deep subterms spill to temporaries."""
+        t = self.tables
+        stack: list[tuple[str, int]] = []  # (expression, nesting depth)
+        for pc in range(t.code_start[tau], t.code_start[tau + 1]):
+            op, arg = int(t.code_op[pc]), int(t.code_arg[pc])
+            if op == OP_CONST:
+                stack.append((_literal(float(t.consts[arg])), 0))
+            elif op == OP_NEW:
+                stack.append((lab.primed[arg][1], 0))
+            elif op == OP_OLD:
+                stack.append((self.old(arg)[1], 0))
+            elif op == OP_CUR:
+                lab.columns.add(arg)
+                stack.append((f"cur{arg}_{lab.number}", 0))
+            else:
+                name = _OP_NAME[op]
+                k = OPS[name].arity
+                args = stack[-k:]
+                del stack[-k:]
+                text = _TEMPLATES[name].format(**dict(zip("abc", (a for a, _ in args),
+                                                          strict=False)))
+                depth = 1 + max(d for _, d in args)
+                if depth >= _SPILL_DEPTH:
+                    temp = fn.temp()
+                    fn.add(indent, f"{temp} = {text}")
+                    text, depth = temp, 0
+                stack.append((text, depth))
+        assert len(stack) == 1
+        return stack[0][0]
+
+    # ------------------------------------------------------------------ one label
+
+    def union(self, fn: _Function, indent: int, dst: Pair, seed: Pair | None,
+              writers: list[int], lab: _Label) -> None:
+        """Assign ``dst ← seed ⊔ ⊔ lift(τ)`` over the writers, without branches.
+
+        Each partial union gets fresh locals (``dst`` plus ``_<j>``), the last one
+        ``dst`` itself: every local is assigned once. The union's status is
+        tracked statically while it is known.
+        """
+        live = []
+        for tau in writers:
+            dead = [p for p, m in self.sources(tau) if m and p not in lab.primed]
+            if dead:
+                fn.add(indent, f"# τ{tau} never fires here ({self.states[dead[0]]}' is ⊥): "
+                               f"{_safe(self.describe(tau))}")
+            else:
+                live.append(tau)
+        acc, cur = (_BOT, ("0", "np.nan")) if seed is None else (_DYN, seed)
+        for j, tau in enumerate(live, start=1):
+            fn.add(indent, f"# τ{tau}: {_safe(self.describe(tau))}")
+            last = j == len(live)
+            out = dst if last else (f"{dst[0]}_{j}", f"{dst[1]}_{j}")
+            acc, cur = self.writer(fn, indent, tau, acc, cur, out, lab)
+            if acc == _TOP and not last:
+                fn.add(indent, "# ⊤ absorbs: the remaining writers cannot change the union")
+                fn.add(indent, f"{dst[0]} = 2")
+                fn.add(indent, f"{dst[1]} = np.nan")
+                return
+        if not live or cur != dst:  # no writer can fire: the seed (or ⊥) as it is
+            fn.add(indent, f"{dst[0]} = {cur[0]}")
+            fn.add(indent, f"{dst[1]} = {cur[1]}")
+
+    def writer(self, fn: _Function, indent: int, tau: int, acc: str, cur: Pair, out: Pair,
+               lab: _Label) -> tuple[str, Pair]:
+        """``out ← cur ⊔ lift(τ)``; returns the new static knowledge and ``out``."""
+        srcs = self.sources(tau)
+        status = sorted({lab.primed[p][0] if m else self.old(p)[0] for p, m in srcs})
+        if acc == _BOT and len(srcs) == 1 and self.is_copy(tau, srcs[0]):
+            # A copy q' := p: lifting is the identity, and p's value is already exactly
+            # NaN unless p is defined.
+            p, m = srcs[0]
+            src = lab.primed[p] if m else self.old(p)
+            fn.add(indent, f"{out[0]} = {src[0]}")
+            fn.add(indent, f"{out[1]} = {src[1]}")
+            return _DYN, out
+        x = self.expression(fn, indent, tau, lab)
+        cs, cv = cur
+        if not status:  # no sources: the term's value, statically defined
+            if acc == _BOT:
+                value, stat, acc = x, "1", _DEF
+            elif acc == _DEF:
+                value, stat, acc = "np.nan  # d ⊔ d' = ⊤", "2", _TOP
+            else:
+                value, stat = f"_pick({cs} == 0, {x}, np.nan)", f"_join({cs}, 1)"
+        else:
+            t = status[0]
+            for other in status[1:]:
+                t = f"_lift({t}, {other})"
+            if len(status) > 1:
+                fn.add(indent, f"t{tau}_{lab.number} = {t}")
+                t = f"t{tau}_{lab.number}"
+            if acc == _BOT:
+                value, stat = f"_pick({t} == 1, {x}, np.nan)", t
+            elif acc == _DEF:
+                value, stat = f"_pick({t} == 0, {cv}, np.nan)", f"_join(1, {t})"
+            else:
+                value = f"_pick({t} == 0, {cv}, _pick(({cs} == 0) & ({t} == 1), {x}, np.nan))"
+                stat = f"_join({cs}, {t})"
+            acc = _DYN
+        fn.add(indent, f"{out[1]} = {value}")
+        fn.add(indent, f"{out[0]} = {stat}")
+        return acc, out
+
+    def label(self, fn: _Function, indent: int, label: int, seeds: dict[int, Pair]
+              ) -> tuple[set[int], _Label]:
+        """The body of Δ_label: locals ``s<q>_<ℓ>``/``v<q>_<ℓ>`` for every written state.
+
+        ``seeds[q]``: the seed locals of initial states at init, empty for tag
+        steps. Returns the written states and what the label read.
+        """
+        lab = _Label(label, dict(seeds))
+        n = label
+        written: set[int] = set()
+        for cyclic, entries in self.blocks(label):
+            if not cyclic:
+                (q, writers), = entries
+                fn.add(indent, f"# {self.states[q]}'")
+                self.union(fn, indent, (f"s{q}_{n}", f"v{q}_{n}"), seeds.get(q), writers, lab)
+                written.add(q)
+                lab.primed[q] = (f"s{q}_{n}", f"v{q}_{n}")
+                continue
+            names = ", ".join(f"{self.states[q]}'" for q, _ in entries)
+            fn.add(indent, f"# cyclic block {{{_safe(names)}}}: Kleene iteration from ⊥ "
+                           "until no status changes")
+            for q, _ in entries:
+                fn.add(indent, f"s{q}_{n} = 0")
+                fn.add(indent, f"v{q}_{n} = np.nan")
+                written.add(q)
+                lab.primed[q] = (f"s{q}_{n}", f"v{q}_{n}")
+            fn.add(indent, "changed = True")
+            fn.add(indent, "while changed:")
+            fn.add(indent + 1, "changed = False")
+            for q, writers in entries:
+                fn.add(indent + 1, f"# {self.states[q]}'")
+                acc = (f"k{q}s_{n}", f"k{q}v_{n}")
+                self.union(fn, indent + 1, acc, seeds.get(q), writers, lab)
+                fn.add(indent + 1, f"changed = changed | ({acc[0]} != s{q}_{n})")
+                fn.add(indent + 1, f"s{q}_{n} = {acc[0]}")
+                fn.add(indent + 1, f"v{q}_{n} = {acc[1]}")
+        return written, lab
+
+    # ------------------------------------------------------------------ functions
+
+    def emit_init(self) -> list[str]:
+        t = self.tables
+        fn = _Function()
+        fn.add(1, '"""Δ_i(x): the least vector of Equation (1) with x (over I, in order) as '
+                  'seed."""')
+        seeds: dict[int, Pair] = {}
+        for k, q in enumerate(t.initial.tolist()):
+            fn.add(1, f"xs{q} = _get(x_s, {k})  # seed of {self.states[q]}")
+            fn.add(1, f"xv{q} = _pick(xs{q} == 1, _get(x_v, {k}), np.nan)")
+            seeds[q] = (f"xs{q}", f"xv{q}")
+        _, lab = self.label(fn, 1, 0, seeds)
+        assert not lab.columns, "an init transition reads cur"
+        for q in range(t.n_states):
+            s_q, v_q = lab.primed.get(q, ("0", "np.nan"))
+            fn.add(1, f"_put(status, {q}, {s_q})  # {self.states[q]}")
+            fn.add(1, f"_put(value, {q}, {v_q})")
+        return ["@numba.jit(**_JIT)", "def init(x_s, x_v, status, value):", *fn.lines]
+
+    def emit_segment(self) -> list[str]:
+        t = self.tables
+        fn = _Function()
+        fn.add(1, '"""Events rows[i0:i1] (code -1 skips one); configuration in place, '
+                  'outputs at the rows."""')
+        if self.registers:
+            fn.add(1, "# The configuration in locals; a value is exactly NaN unless defined.")
+            for q in range(t.n_states):
+                fn.add(1, f"s{q} = _get(status, {q})  # {self.states[q]}")
+                fn.add(1, f"v{q} = _pick(s{q} == 1, _get(value, {q}), np.nan)")
+        else:
+            fn.add(1, "# The configuration stays in the arrays (too many states for registers);")
+            fn.add(1, "# a value is exactly NaN unless defined.")
+            fn.add(1, "for q in range(N_STATES):")
+            fn.add(2, "_put(value, q, _pick(_get(status, q) == 1, _get(value, q), np.nan))")
+        fn.add(1, "for i in range(i0, i1):")
+        fn.add(2, "row = rows[i]")
+        fn.add(2, "code = codes[row]")
+        for k, tag in enumerate(self.tags):
+            fn.add(2, f"{'if' if k == 0 else 'elif'} code == {k}:  # tag {_safe(repr(tag))}")
+            where = len(fn.lines)
+            written, lab = self.label(fn, 3, 1 + k, {})
+            # Event data: each column the label's terms read, loaded once.
+            fn.lines[where:where] = [
+                "            " + f"cur{c}_{lab.number} = _get2(data, row, {c})  # "
+                + ("cur" if t.columns[c] is None else _safe(f"cur.{t.columns[c]}"))
+                for c in sorted(lab.columns)]
+            fn.add(3, "# the new configuration: a state the tag does not write is ⊥")
+            for q in range(t.n_states):
+                new_s, new_v = lab.primed[q] if q in written else ("0", "np.nan")
+                if self.registers:
+                    fn.add(3, f"s{q} = {new_s}")
+                    fn.add(3, f"v{q} = {new_v}")
+                else:
+                    fn.add(3, f"_put(status, {q}, {new_s})")
+                    fn.add(3, f"_put(value, {q}, {new_v})")
+            if not t.n_states:
+                fn.add(3, "pass")
+        if self.tags:
+            fn.add(2, "# code -1: a skipped event keeps the configuration")
+        for j, q in enumerate(t.final.tolist()):
+            s_q, v_q = self.old(q)
+            fn.add(2, f"_put2(out_s, row, {j}, {s_q})  # output {j}: {self.states[q]}")
+            fn.add(2, f"_put2(out_v, row, {j}, {v_q})")
+        if self.registers:
+            for q in range(t.n_states):
+                fn.add(1, f"_put(status, {q}, s{q})")
+                fn.add(1, f"_put(value, {q}, v{q})")
+        return ["@numba.jit(**_JIT)",
+                "def segment(codes, data, rows, i0, i1, status, value, out_s, out_v):",
+                *fn.lines]
+
+
+_RUNNERS = '''
+@numba.jit(**_JIT, nogil=True)
+def run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v, fin_s,
+              fin_v):
+    """Keys g0..g1-1 (key g's rows order[offsets[g]:offsets[g+1]]), each from
+    status0/value0: outputs at the rows, final configurations at fin[g]. Without the
+    GIL: the engine runs chunks of keys in parallel threads (one stream is one key)."""
+    status = np.empty(N_STATES, dtype=np.uint8)
+    value = np.empty(N_STATES)
+    for g in range(g0, g1):
+        for q in range(N_STATES):
+            _put(status, q, _get(status0, q))
+            _put(value, q, _get(value0, q))
+        segment(codes, data, order, _get(offsets, g), _get(offsets, g + 1), status, value,
+                out_s, out_v)
+        for q in range(N_STATES):
+            _put2(fin_s, g, q, _get(status, q))
+            _put2(fin_v, g, q, _get(value, q))
+'''
+
+
+def emit(tables: Tables, *, states: Sequence[str] | None = None,
+         tags: Sequence[str] | None = None, registers: bool | None = None) -> str:
+    """The source of a module of Numba functions for the DT of ``tables``.
+
+    ``states`` and ``tags`` (``dt.states``, ``dt.alphabet``) only name things in
+    comments; by default states are ``q0, q1, …`` and the number of tags is
+    read from the tables. Pure: equal arguments give equal text.
+    """
+    n_tags = len(tables.label_start) - 2
+    states = tuple(states) if states is not None else tuple(f"q{k}"
+                                                            for k in range(tables.n_states))
+    tags = tuple(tags) if tags is not None else tuple(f"tag{k}" for k in range(n_tags))
+    if len(states) != tables.n_states or len(tags) != n_tags:
+        raise ValueError(f"names for {len(states)} states and {len(tags)} tags; the tables "
+                         f"have {tables.n_states} and {n_tags}")
+    if registers is None:
+        registers = tables.n_states <= MAX_REGISTER_STATES
+    em = _Emitter(tables, states, tags, registers)
+    header = [
+        '"""A Numba kernel for one data transducer, generated by codegen.emit (seed 003, §5.1).',
+        "",
+        f"{tables.n_states} states, {n_tags} tags, {len(tables.final)} outputs, "
+        f"{len(tables.src_start) - 1} transitions. The configuration is in "
+        + ("locals s<q>/v<q>." if registers else "the arrays."),
+        "s<q>_<l>/v<q>_<l>: the new value q' on label l (0 init, 1 + k tag k). Status 0 ⊥,",
+        "1 defined, 2 ⊤. Generated: do not edit (the file is named by the sha256 of this text).",
+        '"""',
+        f"# runtime: codegen.kernels helpers {_runtime_digest()}",
+        "",
+        "import numba",
+        "import numpy as np",
+        "",
+        "from codegen.kernels import (_b, _fmax, _fmin, _get, _get2, _join, _lift, _mod, _pick,",
+        "                             _put, _put2)",
+        "",
+        '_JIT = {"nopython": True, "cache": True, "error_model": "numpy"}',
+        f"N_STATES = {tables.n_states}",
+        f"N_TAGS = {n_tags}",
+        f"N_OUT = {len(tables.final)}",
+        "# states: " + _safe(", ".join(f"{k} {q}" for k, q in enumerate(states))),
+        "",
+        "",
+    ]
+    body = [*em.emit_init(), "", "", *em.emit_segment(), "", *_RUNNERS.splitlines()]
+    return "\n".join(header + body) + "\n"

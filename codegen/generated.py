@@ -1,0 +1,305 @@
+"""The ``"codegen"`` engine: a Numba kernel generated for one query, cached on disk.
+
+Seed 003, §5.1 (Equation (1), Theorem 5.1). :func:`codegen.emit.emit` writes the
+Python source of a module specialised to one DT (straight-line code per label,
+the configuration in local variables for small DTs); :class:`CodegenEngine`
+imports it and runs it behind the array interface of
+:class:`codegen.kernels.TableEngine` (same validation —
+:class:`codegen.kernels.ArrayEngine` — same outputs bit for bit up to the sign
+of a NaN, same errors). One stream is one key of the keyed kernel
+``run_chunk``; a keyed batch is split into chunks of keys with about equal rows
+(:func:`codegen.kernels.chunk_bounds`) run on a pool of threads (the kernel
+releases the GIL), as many as Numba's threads.
+
+Cache. The module is written to ``$QRE_CACHE_DIR`` (default
+``~/.cache/qre/codegen``) as ``qre_<sha256 of the source>.py``; the source is a
+function of the DT, so the name is too. Numba's ``cache=True`` then stores the
+machine code next to it in ``__pycache__`` (``<module>.<function>-<line>.py311.nbi``
+index files and ``.nbc`` object files), and another process with the same DT
+loads it instead of compiling. Files are created atomically (a temporary file
+then a link or ``os.replace``) so that no process sees a half-written module,
+and an existing module is never rewritten (Numba's index is keyed on the
+file's modification time). Loaded modules are kept per hash in this process.
+
+Readiness. :func:`is_ready` (or :meth:`CodegenEngine.is_ready`) says whether
+running will not compile: the functions are compiled in this process, or
+their Numba cache files exist. :meth:`CodegenEngine.compile` compiles (or
+loads) everything eagerly and logs the time; without it the first
+``advance`` pays that cost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import itertools
+import logging
+import os
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import ModuleType
+
+import numba
+import numpy as np
+
+from dt.model import DT
+
+from .emit import emit
+from .kernels import ArrayEngine, chunk_bounds, default_chunks
+
+__all__ = ["CodegenEngine", "cache_dir", "is_ready"]
+
+logger = logging.getLogger(__name__)
+
+_ENTRY_POINTS = ("init", "run_chunk")
+"""The functions the engine calls (``segment`` is compiled into ``run_chunk``)."""
+
+_LOADED: dict[str, ModuleType] = {}
+"""Imported generated modules by source hash (this process)."""
+_LOCK = threading.RLock()
+
+_DIGESTS: weakref.WeakKeyDictionary[DT, str] = weakref.WeakKeyDictionary()
+"""Source hash per DT, so that :func:`is_ready` does not emit twice."""
+
+_PARALLEL_ROWS = 10_000
+"""Below this many rows a keyed batch runs in the calling thread (threads cost more)."""
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    """The threads that run chunks of keys (as many as Numba's threads), made once."""
+    global _POOL
+    with _LOCK:
+        if _POOL is None:
+            _POOL = ThreadPoolExecutor(max_workers=numba.get_num_threads(),
+                                       thread_name_prefix="qre-codegen")
+        return _POOL
+
+
+def cache_dir() -> Path:
+    """Where generated modules live: ``$QRE_CACHE_DIR`` if set, else ``~/.cache/qre/codegen``."""
+    env = os.environ.get("QRE_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "qre" / "codegen"
+
+
+def _fallback_dir() -> Path:
+    """A private directory of this user under the system's temporary directory."""
+    user = os.getuid() if hasattr(os, "getuid") else 0
+    path = Path(tempfile.gettempdir()) / f"qre-codegen-{user}"
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+def module_name(digest: str) -> str:
+    """The module (and file stem) of a generated source with sha256 ``digest``."""
+    return f"qre_{digest}"
+
+
+class CodegenEngine(ArrayEngine):
+    """The codegen engine of one DT: ``initial_config``, ``advance``, ``advance_keys``
+    exactly as :class:`codegen.kernels.TableEngine`, run by a generated kernel.
+
+    Building the engine emits the source (cheap); the module is written and
+    imported on first use, and Numba compiles (or loads from its disk cache)
+    each function on its first call — or all at once with :meth:`compile`.
+    """
+
+    def __init__(self, dt: DT, *, registers: bool | None = None) -> None:
+        """``registers``: keep the configuration in local variables across events (by
+        default for DTs of at most :data:`codegen.emit.MAX_REGISTER_STATES` states)."""
+        super().__init__(dt)
+        self.source: str = emit(self.tables, states=dt.states, tags=dt.alphabet,
+                                registers=registers)
+        self.digest: str = hashlib.sha256(self.source.encode()).hexdigest()
+        if registers is None:
+            _DIGESTS[dt] = self.digest
+
+    @property
+    def path(self) -> Path:
+        """The module's file in the cache directory (as configured now: an engine
+        unpickled in another process uses that process's cache)."""
+        return cache_dir() / f"{module_name(self.digest)}.py"
+
+    # ------------------------------------------------------------------ module
+
+    def module(self) -> ModuleType:
+        """The generated module, written to the cache directory and imported once."""
+        with _LOCK:
+            mod = _LOADED.get(self.digest)
+            if mod is None:
+                path = self.path
+                try:
+                    _write_once(path, self.source)
+                except OSError as err:
+                    # An unwritable cache (read-only home, a locked-down executor): still run,
+                    # from a private temporary directory, but say so.
+                    path = _fallback_dir() / path.name
+                    logger.warning("codegen: cannot write %s (%s); using %s", self.path, err,
+                                   path)
+                    _write_once(path, self.source)
+                mod = _import(path, module_name(self.digest))
+                _LOADED[self.digest] = mod
+            return mod
+
+    def is_ready(self) -> bool:
+        """True if running needs no compilation: compiled in this process, or Numba's
+        cache files of every entry point are on disk."""
+        return _ready(self.digest, self.path)
+
+    def compile(self) -> float:
+        """Compile (or load from the disk cache) every entry point now; the seconds taken.
+
+        Logged at INFO level with whether the machine code came from the disk cache.
+        """
+        start = time.perf_counter()
+        on_disk = _on_disk(self.path)
+        mod = self.module()
+        q, f, i = self.tables.n_states, len(self.columns), len(self.dt.initial)
+        status, value = np.zeros(q, dtype=np.uint8), np.full(q, np.nan)
+        codes, data = np.zeros(0, dtype=np.int64), np.zeros((0, f))
+        # The same argument types as _initial/_advance/_advance_keys: one signature each.
+        mod.init(np.zeros(i, dtype=np.uint8), np.full(i, np.nan), status, value)
+        self._advance_keys(codes, np.zeros(1, dtype=np.int64), codes, data, status, value)
+        elapsed = time.perf_counter() - start
+        logger.info("codegen %s: %s in %.3f s (%d states, DT size %d, %d source lines)",
+                    self.digest[:12], "loaded from the disk cache" if on_disk else "compiled",
+                    elapsed, q, self.dt.size, self.source.count("\n"))
+        return elapsed
+
+    # ------------------------------------------------------------------ engine hooks
+
+    def _initial(self, x_status: np.ndarray, x_value: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        q = self.tables.n_states
+        status, value = np.empty(q, dtype=np.uint8), np.empty(q)
+        self._call("init", x_status, x_value, status, value)
+        return status, value
+
+    def _advance(self, codes: np.ndarray, data: np.ndarray, status: np.ndarray,
+                 value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        n = codes.shape[0]
+        fin_s, fin_v, out_s, out_v = self._advance_keys(
+            np.arange(n, dtype=np.int64), np.array([0, n], dtype=np.int64), codes, data,
+            status, value)
+        return fin_s[0], fin_v[0], out_s, out_v
+
+    def _advance_keys(self, order: np.ndarray, offsets: np.ndarray, codes: np.ndarray,
+                      data: np.ndarray, status: np.ndarray, value: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Chunks of consecutive keys (about equal rows, :func:`codegen.kernels.chunk_bounds`)
+        run by the GIL-free ``run_chunk`` in parallel threads; each writes its own
+        keys' rows of the outputs and of the final configurations."""
+        n, n_keys = codes.shape[0], offsets.shape[0] - 1
+        q, n_out = self.tables.n_states, len(self.tables.final)
+        out_s, out_v = np.zeros((n, n_out), dtype=np.uint8), np.full((n, n_out), np.nan)
+        fin_s, fin_v = np.empty((n_keys, q), dtype=np.uint8), np.empty((n_keys, q))
+        bounds = chunk_bounds(offsets, n, default_chunks()).tolist()
+        chunks = [(g0, g1) for g0, g1 in itertools.pairwise(bounds) if g1 > g0] or [(0, 0)]
+
+        def run(chunk: tuple[int, int]) -> None:
+            self._call("run_chunk", codes, data, order, offsets, chunk[0], chunk[1], status,
+                       value, out_s, out_v, fin_s, fin_v)
+
+        if len(chunks) == 1 or n < _PARALLEL_ROWS:
+            for chunk in chunks:
+                run(chunk)
+        else:
+            run(chunks[0])  # compiles (or loads) once, before the threads start
+            list(_pool().map(run, chunks[1:]))
+        return fin_s, fin_v, out_s, out_v
+
+    def _call(self, name: str, *args: object):  # type: ignore[no-untyped-def]
+        """Call an entry point; the first call in this process (a compile or a cache
+        load) is timed and logged."""
+        fn = getattr(self.module(), name)
+        if fn.signatures:
+            return fn(*args)
+        start = time.perf_counter()
+        out = fn(*args)
+        logger.info("codegen %s: %s ready in %.3f s", self.digest[:12], name,
+                    time.perf_counter() - start)
+        return out
+
+
+def is_ready(dt: DT) -> bool:
+    """True if the codegen engine of ``dt`` runs without compiling (see the module docstring)."""
+    digest = _DIGESTS.get(dt)
+    if digest is None:
+        return CodegenEngine(dt).is_ready()
+    return _ready(digest, cache_dir() / f"{module_name(digest)}.py")
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _ready(digest: str, path: Path) -> bool:
+    mod = _LOADED.get(digest)
+    if mod is not None and all(getattr(mod, f).signatures for f in _ENTRY_POINTS):
+        return True
+    return _on_disk(path)
+
+
+def _on_disk(path: Path) -> bool:
+    """Numba's cache files (an index ``.nbi`` and object code ``.nbc``) for every entry
+    point of the module at ``path``. Numba checks the index against the source's
+    modification time when loading; we never rewrite a module, so it stays valid."""
+    if not path.exists():
+        return False
+    pycache = path.parent / "__pycache__"
+    for name in _ENTRY_POINTS:
+        stem = f"{path.stem}.{name}-"
+        if not any(pycache.glob(f"{stem}*.nbi")) or not any(pycache.glob(f"{stem}*.nbc")):
+            return False
+    return True
+
+
+def _write_once(path: Path, source: str) -> None:
+    """Create ``path`` with ``source`` atomically, unless it already holds exactly that."""
+    try:
+        if path.read_text(encoding="utf-8") == source:
+            return
+        replace = True  # a damaged file: replace it (its Numba cache is stale anyway)
+    except FileNotFoundError:
+        replace = False
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(source)
+            f.flush()
+            os.fsync(f.fileno())
+        if replace:
+            os.replace(tmp, path)
+            return
+        try:
+            # link() fails if another process created the file meanwhile: keep theirs,
+            # whose modification time its Numba cache may already record.
+            os.link(tmp, path)
+        except FileExistsError:
+            pass
+        except OSError:  # no hard links on this file system
+            os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _import(path: Path, name: str) -> ModuleType:
+    """Import the module at ``path`` as ``name`` (registered in ``sys.modules``, as Numba's
+    cache expects of a function's module)."""
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    try:
+        spec.loader.exec_module(mod)
+    except BaseException:
+        del sys.modules[name]
+        raise
+    return mod

@@ -1,0 +1,460 @@
+"""The codegen engine (codegen.emit + codegen.generated) against the reference and the table engine.
+
+Differential and exact (seed 003, §5.1): statuses bit for bit and values bit for
+bit except the sign/payload of a NaN (``util.same``: NaN equals NaN, -0.0
+differs from 0.0), after every prefix, on random DTs with cycles, unprimed
+reads, init and eps transitions, and on DTs compiled from random queries; in
+both code shapes (configuration in locals or in the arrays). Numba compiles one
+module per DT (about a second), so the property tests draw few examples and
+each example checks several properties of the same compiled DT.
+"""
+
+from __future__ import annotations
+
+import ast
+import itertools
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from query_strategies import base_queries, temporal_queries
+from strategies import (
+    alphabets,
+    arbitrary_dts,
+    cyclic_dts,
+    initial_vectors,
+    keyed_cases,
+    sized_words,
+)
+from util import assert_same_outputs, same, same_vector
+
+from codegen import generated
+from codegen.emit import MAX_REGISTER_STATES, emit
+from codegen.generated import CodegenEngine, is_ready
+from codegen.kernels import TableEngine, engine_evaluate
+from codegen.tables import flatten
+from dt.model import DT, EPS, Transition
+from dt.reference import evaluate, initial_config, run
+from dt.terms import OPS, Apply, Const, Cur, Var, evaluate_term, parse_term
+from dt.values import decode
+from qre import ast as qast
+from qre.compiler import compile_query
+from qre.typing import check
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module", autouse=True)
+def cache_dir(tmp_path_factory):
+    """A fresh module cache for this test module (``QRE_CACHE_DIR``)."""
+    path = tmp_path_factory.mktemp("codegen-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("QRE_CACHE_DIR", str(path))
+        yield path
+
+
+def encode_word(dt, word):
+    codes = np.array([dt.alphabet.index(tag) for tag, _ in word], dtype=np.int64)
+    return codes, np.array([d for _, d in word], dtype=np.float64)
+
+
+def rows(status, value):
+    return [tuple(decode(s, v)) for s, v in zip(status, value, strict=True)]
+
+
+def assert_same_arrays(got, want):
+    """(status, value) arrays: statuses equal, values as ``util.same`` where defined and
+    exactly the contract's NaN elsewhere."""
+    g_s, g_v = got
+    w_s, w_v = want
+    assert g_s.dtype == np.uint8 and g_v.dtype == np.float64
+    assert g_s.shape == w_s.shape and np.array_equal(g_s, w_s)
+    for s, a, b in zip(g_s.ravel(), g_v.ravel(), w_v.ravel(), strict=True):
+        assert same(float(a), float(b)) if s == 1 else math.isnan(a)
+
+
+# --------------------------------------------------------------------------- differential
+
+
+def check_engine(dt, x, word, registers, data):
+    """Everything one compiled DT must do: Δ_i, outputs after every prefix, the final
+    configuration, skipped events, resuming from a mid-stream configuration."""
+    engine = CodegenEngine(dt, registers=registers)
+    table = TableEngine(dt)
+    assert same_vector(decode(*engine.initial_config(x)), initial_config(dt, x))
+    want = evaluate(dt, x, word)
+    assert_same_outputs(engine_evaluate(engine, x, word), want)
+    codes, cur = encode_word(dt, word)
+    if not engine.columns:
+        cur = None
+    status0, value0 = engine.initial_config(x)
+    got = engine.advance(status0, value0, codes, cur)
+    assert same_vector(decode(got[0], got[1]), run(dt, x, word)[-1])
+    ref = table.advance(*table.initial_config(x), codes, cur)
+    for k in (0, 2):
+        assert_same_arrays(got[k:k + 2], ref[k:k + 2])
+    # Resumable: two batches from the configuration in between = one batch.
+    cut = data.draw(st.integers(0, len(word)), label="cut")
+    s1, v1, o1_s, o1_v = engine.advance(status0, value0, codes[:cut],
+                                        None if cur is None else cur[:cut])
+    s2, v2, o2_s, o2_v = engine.advance(s1, v1, codes[cut:], None if cur is None else cur[cut:])
+    assert_same_arrays((s2, v2), got[:2])
+    assert_same_arrays((np.concatenate([o1_s, o2_s]), np.concatenate([o1_v, o2_v])), got[2:])
+    # Skipped events (code -1) keep the configuration and repeat the previous output row.
+    skips = sorted(data.draw(st.lists(st.integers(0, len(word)), max_size=3), label="skips"))
+    codes_x, cur_x = list(codes), [] if cur is None else list(cur)
+    for k in reversed(skips):
+        codes_x.insert(k, -1)
+        if cur is not None:
+            cur_x.insert(k, 99.0)
+    out = engine.advance(status0, value0, np.array(codes_x, dtype=np.int64),
+                         None if cur is None else np.array(cur_x))
+    assert_same_arrays(out[:2], got[:2])
+    expected, k = [], 0
+    for code in codes_x:
+        k += code >= 0
+        expected.append(want[k])
+    assert_same_outputs(rows(out[2], out[3]), expected)
+
+
+# ``registers``: None is the default code shape (locals for small DTs), False forces the
+# array shape that large DTs get; forcing locals on a large DT would only cost compile time.
+REGISTERS = st.sampled_from([None, False])
+
+
+@settings(max_examples=22)
+@given(st.one_of(arbitrary_dts(), cyclic_dts()), REGISTERS, st.data())
+def test_random_dts_match_the_reference_and_the_table_engine(dt, registers, data):
+    """Random DTs, and DTs dense in primed reads (multi-state cycles, Kleene blocks)."""
+    x = data.draw(initial_vectors(dt), label="x")
+    word = data.draw(sized_words(dt.alphabet), label="word")
+    check_engine(dt, x, word, registers, data)
+
+
+@settings(max_examples=8)
+@given(alphabets(2, 3).flatmap(lambda a: st.tuples(
+    st.just(a), st.one_of(base_queries(a, depth=2), temporal_queries(a, depth=2)),
+    sized_words(a))), REGISTERS)
+def test_compiled_queries_match_the_reference(case, registers):
+    alphabet, query, word = case
+    dt = compile_query(check(query, alphabet).query, alphabet).value
+    assume(len(dt.states) <= 100)  # larger ones cost seconds of compilation: see below
+    engine = CodegenEngine(dt, registers=registers)
+    assert_same_outputs(engine_evaluate(engine, [0.0], word), evaluate(dt, [0.0], word))
+
+
+def test_a_larger_compiled_dt_matches_the_table_engine():
+    """combine(…, +) nested 8 deep (benchmarks/query_sizes.py): more than
+    MAX_REGISTER_STATES states, so the default code keeps the configuration in the
+    arrays; a long random word with skipped events, against the table engine."""
+    plus = qast.BuiltinOp("+")
+    query: qast.Query = qast.Iter(qast.Atom("a", Cur()), 0.0, plus)
+    for _ in range(8):
+        query = qast.Combine((query, qast.Iter(qast.Atom("a", Cur()), 1.0, plus)), plus)
+    query = qast.Split(query, qast.Atom("b", Cur()), plus)
+    dt = compile_query(query, ("a", "b")).value
+    assert len(dt.states) > MAX_REGISTER_STATES
+    engine = CodegenEngine(dt)
+    assert "_put(status," in engine.source  # the array shape
+    rng = np.random.default_rng(7)
+    codes = rng.integers(-1, 2, 5000).astype(np.int64)
+    cur = rng.choice([-2.0, -0.5, 0.0, 1.0, 3.0], 5000)
+    table = TableEngine(dt)
+    status, value = table.initial_config([0.0])
+    assert_same_arrays(engine.initial_config([0.0]), (status, value))
+    got = engine.advance(status, value, codes, cur)
+    want = table.advance(status, value, codes, cur)
+    for k in (0, 2):
+        assert_same_arrays(got[k:k + 2], want[k:k + 2])
+
+
+def grouping(keys, n_keys):
+    """Key g's rows in input order, by a plain scan: (groups, order, offsets)."""
+    groups = [[r for r, k in enumerate(keys) if k == g] for g in range(n_keys)]
+    order = np.array([r for group in groups for r in group], dtype=np.int64)
+    offsets = np.cumsum([0] + [len(group) for group in groups]).astype(np.int64)
+    return groups, order, offsets
+
+
+@settings(max_examples=8)
+@given(keyed_cases(), REGISTERS)
+def test_advance_keys_equals_each_key_alone(case, registers):
+    """advance_keys = advance on every key's rows alone = the table engine's advance_keys."""
+    dt, x, n_keys, rows_ = case
+    engine = CodegenEngine(dt, registers=registers)
+    status0, value0 = engine.initial_config(x)
+    codes = np.array([c for _, c, _ in rows_], dtype=np.int64)
+    cur = np.array([d for _, _, d in rows_], dtype=np.float64)
+    cur = cur if engine.columns else None
+    groups, order, offsets = grouping([k for k, _, _ in rows_], n_keys)
+    got = engine.advance_keys(order, offsets, codes, cur, status0, value0)
+    assert got[0].shape == (n_keys, engine.tables.n_states)
+    assert got[2].shape == (len(rows_), len(dt.final))
+    want = TableEngine(dt).advance_keys(order, offsets, codes, cur, status0, value0)
+    for k in (0, 2):
+        assert_same_arrays(got[k:k + 2], want[k:k + 2])
+    for g, group in enumerate(groups):
+        idx = np.array(group, dtype=np.int64)
+        s, v, alone_s, alone_v = engine.advance(status0, value0, codes[idx],
+                                                None if cur is None else cur[idx])
+        assert_same_arrays((got[0][g], got[1][g]), (s, v))
+        assert_same_arrays((got[2][idx], got[3][idx]), (alone_s, alone_v))
+
+
+def test_advance_keys_many_keys_in_parallel_threads():
+    """Enough rows for the thread pool: thousands of skewed keys, both code shapes."""
+    dt = DT(("a", "b"), ("q", "r"), ("q",), ("q", "r"),
+            (_tr("a", ["q"], "q", "q + cur"), _tr("b", ["q"], "q", "q * 0.5"),
+             _tr("b", ["q'"], "r", "q' - cur")))
+    rng = np.random.default_rng(1)
+    n = 3 * generated._PARALLEL_ROWS
+    keys = np.minimum(rng.zipf(1.5, n), 3000) - 1
+    codes = rng.integers(-1, 2, n).astype(np.int64)
+    cur = rng.normal(size=n)
+    order = np.argsort(keys, kind="stable").astype(np.int64)
+    offsets = np.concatenate([[0], np.cumsum(np.bincount(keys, minlength=3000))]).astype(np.int64)
+    table = TableEngine(dt)
+    status0, value0 = table.initial_config([0.0])
+    want = table.advance_keys(order, offsets, codes, cur, status0, value0)
+    for registers in (None, False):
+        got = CodegenEngine(dt, registers=registers).advance_keys(order, offsets, codes, cur,
+                                                                  status0, value0)
+        for a, b in zip(got, want, strict=True):
+            assert np.array_equal(a, b, equal_nan=True)
+
+
+# --------------------------------------------------------------------------- terms and edges
+
+
+def _tr(on: str, sources: list[str], target: str, term: str) -> Transition:
+    t = parse_term(term)
+    extra = {Var(s.rstrip("'"), s.endswith("'")) for s in sources}
+    return Transition(on, frozenset(t.variables() | extra), target, t)
+
+
+EDGES = [0.0, -0.0, math.nan, math.inf, -math.inf, 1.0, -1.5, 2.0, 3.0]
+
+
+@pytest.mark.parametrize("registers", [None, False])
+def test_every_operation_on_edge_values(registers):
+    """Each op of OPS on signed zeros, NaN, infinities, zero divisors and mod signs: the same
+    bits as dt.terms and as the table engine. Constant operands test the emitted literals
+    (-0.0, NaN, ±inf); a primed operand tests the primed locals."""
+    names = sorted(OPS)
+    fields = ("x", "y", "z")
+    transitions = []
+    for name in names:
+        arity = OPS[name].arity
+        transitions.append(Transition("a", frozenset(), f"r_{name}",
+                                      Apply(name, tuple(Cur(f) for f in fields[:arity]))))
+        args2 = (Const(-0.0), Var(f"r_{name}", True), Const(math.nan))[:arity]
+        transitions.append(Transition("a", frozenset({Var(f"r_{name}", True)}), f"c_{name}",
+                                      Apply(name, args2)))
+        args3 = (Cur("y"), Const(math.inf), Const(-math.inf))[:arity]
+        transitions.append(Transition("a", frozenset(), f"i_{name}", Apply(name, args3)))
+    states = tuple(f"{p}_{n}" for n in names for p in ("r", "c", "i"))
+    dt = DT(("a",), states, (), states, tuple(transitions))
+    combos = list(itertools.product(EDGES, repeat=3))
+    engine = CodegenEngine(dt, registers=registers)
+    status, value = engine.initial_config([])
+    codes = np.zeros(len(combos), dtype=np.int64)
+    got = engine.advance(status, value, codes, np.array(combos))
+    want = TableEngine(dt).advance(status, value, codes, np.array(combos))
+    assert_same_arrays(got[2:], want[2:])
+    for row, combo in enumerate(combos):
+        cur = dict(zip(fields, combo, strict=True))
+        out = decode(got[2][row], got[3][row])
+        for k, t in enumerate(transitions):
+            env = {Var(t.target.replace("c_", "r_"), True): out[k - 1]} if t.sources else {}
+            expected = evaluate_term(t.term, env, cur)
+            assert same(out[k], expected), f"{t.term} on {combo}: got {out[k]}, want {expected}"
+
+
+def test_deep_terms_spill_to_temporaries():
+    """A term nested 300 deep: the emitted source stays parseable (no parenthesis limit)."""
+    term = Cur()
+    for k in range(300):
+        term = Apply("add" if k % 3 else "max", (term, Const(float(k % 7) - 3.0)))
+    term = Apply("add", (Var("q"), term))
+    dt = DT(("a",), ("q",), ("q",), ("q",), (Transition("a", frozenset({Var("q")}), "q", term),))
+    engine = CodegenEngine(dt)
+    ast.parse(engine.source)
+    assert max(len(line) for line in engine.source.splitlines()) < 1000
+    word = [("a", d) for d in (1.0, -2.0, 0.5)]
+    assert_same_outputs(engine_evaluate(engine, [0.0], word), evaluate(dt, [0.0], word))
+
+
+def test_degenerate_dts():
+    """No states at all, and a tag without transitions (every state becomes ⊥)."""
+    empty = DT(("a", "b"), (), (), (), ())
+    assert engine_evaluate(CodegenEngine(empty), [], [("a", 1.0), ("b", 2.0)]) == [(), (), ()]
+    dt = DT(("a", "b"), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", "q + 1"),))
+    word = [("a", 0.0), ("b", 0.0), ("a", 0.0)]
+    assert_same_outputs(engine_evaluate(CodegenEngine(dt), [1.0], word),
+                        evaluate(dt, [1.0], word))
+
+
+def test_values_of_undefined_states_are_ignored():
+    """A configuration with a stale value under status ⊥ (not the contract's NaN): the
+    generated code never lets it through, not even into the output row of a leading
+    skipped event or through a copy transition."""
+    dt = DT(("a", "b"), ("q", "r"), ("q",), ("q", "r"),
+            (_tr("a", ["q"], "q", "q + 1"), _tr("b", ["q"], "r", "q")))
+    for registers in (None, False):
+        engine = CodegenEngine(dt, registers=registers)
+        s, v, out_s, out_v = engine.advance(np.array([0, 0], np.uint8), np.array([5.0, 6.0]),
+                                            np.array([-1, 1, 0]))
+        assert out_s.tolist() == [[0, 0]] * 3 and s.tolist() == [0, 0]
+        assert np.isnan(out_v).all() and np.isnan(v).all()
+
+
+def test_record_events_and_validation():
+    """``cur.FIELD`` columns, and the same input validation (one copy) as the table engine."""
+    dt = DT(("a", "b"), ("s", "m"), ("s",), ("s", "m"), (
+        _tr("a", ["s"], "s", "s + cur.x * cur.y"),
+        _tr("b", ["m"], "m", "max(m, cur.y)"),
+        _tr("init", [], "m", "0"),
+    ))
+    word = [("a", {"x": 2.0, "y": 3.0}), ("b", {"x": -1.0, "y": 5.0})]
+    engine = CodegenEngine(dt)
+    assert engine.columns == ("x", "y")
+    assert_same_outputs(engine_evaluate(engine, [1.0], word), evaluate(dt, [1.0], word))
+    status, value = engine.initial_config([1.0])
+    codes = np.zeros(2, dtype=np.int64)
+    bad_calls = [
+        lambda e: e.advance(status, value, np.array([0, 2]), {"x": [1, 2], "y": [1, 2]}),
+        lambda e: e.advance(status, value, codes, {"x": [1.0, 2.0]}),
+        lambda e: e.advance(status, value, codes, np.zeros(2)),
+        lambda e: e.advance(status[:1], value[:1], codes, np.zeros((2, 2))),
+        lambda e: e.advance(np.array([3, 1], np.uint8), value, codes, np.zeros((2, 2))),
+        lambda e: e.advance_keys(np.array([0, 0]), np.array([0, 2]), codes, np.zeros((2, 2)),
+                                 status, value),
+        lambda e: e.initial_config([1.0, 2.0]),
+    ]
+    for call in bad_calls:
+        messages = []
+        for e in (engine, TableEngine(dt)):
+            with pytest.raises(ValueError) as err:
+                call(e)
+            messages.append(str(err.value))
+        assert messages[0] == messages[1]
+
+
+# --------------------------------------------------------------------------- emitted source
+
+
+def test_emit_is_pure_and_readable():
+    dt = DT(("a",), ("p", "q"), ("p",), ("q",), (
+        _tr("a", ["q'"], "p", "q' + 1"), _tr("a", ["p'"], "q", "p' * -0.0"),
+        _tr("a", ["p"], "q", "p"), _tr(EPS, ["p'"], "q", "min(p', inf)")))
+    tables = flatten(dt)
+    text = emit(tables, states=dt.states, tags=dt.alphabet)
+    assert text == emit(flatten(dt), states=dt.states, tags=dt.alphabet)
+    ast.parse(text)
+    assert "# cyclic block {p', q'}" in text and "(-0.0)" in text and "np.inf" in text
+    assert "# tag 'a'" in text
+    # Default names, and the other code shape: still valid Python, different text.
+    other = emit(tables, registers=False)
+    ast.parse(other)
+    assert other != text and "_put(status, 1," in other
+    assert MAX_REGISTER_STATES >= 1
+
+
+# --------------------------------------------------------------------------- cache
+
+
+def test_same_dt_same_module_no_recompile(cache_dir):
+    dt = DT(("a",), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", "q * 2 + cur"),))
+    first = CodegenEngine(dt)
+    assert first.path.parent == cache_dir
+    assert first.path.name == f"qre_{first.digest}.py"
+    assert not is_ready(dt) and not first.is_ready()
+    first.compile()
+    assert is_ready(dt) and first.is_ready()
+    assert first.path.read_text(encoding="utf-8") == first.source
+    second = CodegenEngine(DT.from_json(dt.to_json()))  # equal, not the same object
+    assert second.path == first.path and second.module() is first.module()
+    mod = first.module()
+    counts = {f: len(getattr(mod, f).signatures) for f in ("init", "run_chunk")}
+    status, value = second.initial_config([1.0])
+    second.advance(status, value, np.zeros(3, dtype=np.int64), np.ones(3))
+    second.advance_keys(np.arange(3), np.array([0, 3]), np.zeros(3, dtype=np.int64),
+                        np.ones(3), status, value)
+    assert counts == {f: len(getattr(mod, f).signatures) for f in counts} == {
+        "init": 1, "run_chunk": 1}
+    other = DT(("a",), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", "q * 3 + cur"),))
+    assert CodegenEngine(other).path != first.path
+
+
+def test_a_fresh_process_loads_from_disk(cache_dir):
+    """A second process with the same DT loads Numba's cache: is_ready before any compile,
+    cache hits and no misses, the same outputs."""
+    dt = DT(("a", "b"), ("q", "r"), ("q",), ("r",), (
+        _tr("a", ["q"], "q", "q + cur"), _tr("b", ["q'"], "r", "q' % 3"),
+        _tr("b", ["q"], "q", "q")))
+    engine = CodegenEngine(dt)
+    engine.compile()
+    codes = [0, 1, 0, 1, -1, 1]
+    cur = [1.5, 0.0, -7.0, 0.0, 0.0, 0.0]
+    _, _, out_s, out_v = engine.advance(*engine.initial_config([1.0]), np.array(codes),
+                                        np.array(cur))
+    script = f"""
+import json, numpy as np
+from dt.model import DT
+from codegen.generated import CodegenEngine, is_ready
+dt = DT.from_json({dt.to_json()!r})
+ready = is_ready(dt)
+e = CodegenEngine(dt)
+_, _, s, v = e.advance(*e.initial_config([1.0]), np.array({codes}), np.array({cur}))
+stats = {{f: getattr(e.module(), f).stats for f in ("init", "run_chunk")}}
+print(json.dumps({{"ready": ready, "path": str(e.path), "s": s.tolist(), "v": v.tolist(),
+    "hits": sum(sum(st.cache_hits.values()) for st in stats.values()),
+    "misses": sum(sum(st.cache_misses.values()) for st in stats.values())}}))
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          cwd=ROOT, env={**_env(), "QRE_CACHE_DIR": str(cache_dir)},
+                          timeout=120, check=True)
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["ready"] and result["path"] == str(engine.path)
+    assert result["hits"] == 2 and result["misses"] == 0
+    assert result["s"] == out_s.tolist()
+    assert np.array_equal(np.array(result["v"]), out_v, equal_nan=True)
+
+
+def _env() -> dict[str, str]:
+    import os
+
+    return {k: v for k, v in os.environ.items() if k != "QRE_CACHE_DIR"}
+
+
+def test_an_unwritable_cache_falls_back_to_a_private_directory(tmp_path, monkeypatch, caplog):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("", encoding="utf-8")
+    monkeypatch.setenv("QRE_CACHE_DIR", str(blocker / "cache"))  # cannot be a directory
+    dt = DT(("a",), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", "q - cur * 5"),))
+    engine = CodegenEngine(dt)
+    with caplog.at_level("WARNING", logger="codegen.generated"):
+        _, value, _, _ = engine.advance(*engine.initial_config([1.0]), np.array([0, 0]),
+                                        np.array([1.0, 2.0]))
+    assert value.tolist() == [1.0 - 5.0 - 10.0]
+    assert "cannot write" in caplog.text
+    assert (generated._fallback_dir() / engine.path.name).read_text(encoding="utf-8") == \
+        engine.source
+
+
+def test_write_once_is_atomic_and_repairs(tmp_path):
+    path = tmp_path / "sub" / "qre_x.py"
+    generated._write_once(path, "A = 1\n")
+    stamp = path.stat().st_mtime_ns
+    generated._write_once(path, "A = 1\n")  # already there: not rewritten
+    assert path.stat().st_mtime_ns == stamp
+    path.write_text("A = ", encoding="utf-8")  # a damaged file is replaced
+    generated._write_once(path, "A = 1\n")
+    assert path.read_text(encoding="utf-8") == "A = 1\n"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["qre_x.py"]  # no temporaries
