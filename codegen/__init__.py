@@ -39,8 +39,9 @@ behind one array interface (:class:`~codegen.kernels.ArrayEngine`:
   (the kernel releases the GIL).
 
 Cost model: optimizing is linear in the DT's size per round (milliseconds for
-hundreds of states, under a second for 10k); the table engine is ready at once for any query; the codegen engine
-costs about a second of compilation for a small query (more for large ones:
+hundreds of states, under a second for 10k); the table engine is ready at once
+for any query; the codegen engine costs about a second of compilation for a
+small query (more for large ones:
 roughly linear in the DT's size in the array shape) and then runs one to two
 orders of magnitude faster.
 

@@ -197,7 +197,8 @@ class CodegenEngine(ArrayEngine):
         keys' rows of the outputs and of the final configurations."""
         n, n_keys = codes.shape[0], offsets.shape[0] - 1
         q, n_out = self.tables.n_states, len(self.tables.final)
-        out_s, out_v = np.zeros((n, n_out), dtype=np.uint8), np.full((n, n_out), np.nan)
+        # Every row belongs to one key and the kernel writes every row: no fill needed.
+        out_s, out_v = np.empty((n, n_out), dtype=np.uint8), np.empty((n, n_out))
         fin_s, fin_v = np.empty((n_keys, q), dtype=np.uint8), np.empty((n_keys, q))
         bounds = chunk_bounds(offsets, n, default_chunks()).tolist()
         chunks = [(g0, g1) for g0, g1 in itertools.pairwise(bounds) if g1 > g0] or [(0, 0)]

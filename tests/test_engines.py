@@ -13,6 +13,8 @@ fewer examples than the DT-level ones (tests/test_codegen_engine.py).
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -100,3 +102,19 @@ def test_optimize_false_runs_the_dt_as_compiled():
     m = qre("sum(cur)", alphabet=["x"], optimize=False)
     assert m.unoptimized is None and m.stats.unoptimized_size is None
     assert m.run(["x", "x"], [1.0, 2.0], engine="table").value.tolist() == [1.0, 3.0]
+
+
+@settings(max_examples=10)
+@given(query_runs(), st.lists(st.integers(0, 10), max_size=4), st.sampled_from(ENGINES[1:]))
+def test_a_session_fed_in_chunks_equals_one_run(case, cuts, engine):
+    """Chunks of any sizes (empty ones too), state saved and restored between chunks."""
+    m, _, tags, values = case
+    whole = m.run(tags, values, engine=engine)
+    bounds = [0, *sorted(min(c, len(tags)) for c in cuts), len(tags)]
+    session = m.session(engine=engine)
+    parts = []
+    for lo, hi in itertools.pairwise(bounds):
+        session = m.session(state=session.state, engine=engine)
+        parts.append(session.feed(tags[lo:hi], values[lo:hi]))
+    _assert_bitwise(np.concatenate([p.status for p in parts]),
+                    np.concatenate([p.value for p in parts]), whole.status, whole.value)
