@@ -487,9 +487,9 @@ def _hashable(items: list[Any]) -> bool:
 def _checked_codes(codes: np.ndarray, n_tags: int) -> np.ndarray:
     if codes.ndim != 1:
         raise ValueError(f"tag codes must be one-dimensional, got shape {codes.shape}")
-    bad = np.flatnonzero((codes < 0) | (codes >= n_tags))
-    if len(bad):
-        k = int(bad[0])
+    # Two reductions on the fast path; the offending position only on failure.
+    if len(codes) and not (int(codes.min()) >= 0 and int(codes.max()) < n_tags):
+        k = int(np.flatnonzero((codes < 0) | (codes >= n_tags))[0])
         raise ValueError(f"tag code {int(codes[k])} at position {k} is out of range: codes "
                          f"index the alphabet, 0..{n_tags - 1}")
     return codes.astype(np.int64, copy=False)
