@@ -3,18 +3,20 @@
 Pipeline (seed 003, §5): query text → AST (:mod:`qre.parser`, :mod:`qre.ast`)
 → typed AST (:mod:`qre.typing`, rates with :mod:`qre.automata`) → DT
 (:mod:`qre.compiler`, built with the constructions of package ``dt``) →
-optimized DT → flat tables / a generated kernel (package ``codegen``, not yet
-written) → Spark (package ``spark_udf``, not yet written).
+optimized DT → flat tables / a generated kernel (package ``codegen``) → Spark
+(package ``spark_udf``, not yet written).
 
 This package is the user-facing end: :func:`qre` compiles a query into a
 :class:`Monitor` (``run``, ``run_keys``, ``session``, ``initial``, ``dt``,
 ``stats``; API.md), :meth:`Monitor.from_dt` runs a hand-written DT, and bad
 queries raise :class:`QreSyntaxError` / :class:`QreTypeError` (both
 ``ValueError``) with line, column and a caret. :mod:`qre.semantics` is the
-denotational oracle that the compiler is tested against.
+denotational oracle that the compiler is tested against; :mod:`qre.cli` is
+the ``qre`` command (compile, check equiv / restartable, run).
 
-Costs: compiling is quadratic in the query (Theorem 5.7); running is O(DT
-size) per event with the reference engine, the only one so far.
+Costs: compiling is quadratic in the query (Theorem 5.7), optimizing about
+linear in the DT; running is O(DT size) per event on every engine
+(``codegen`` adds a one-off compile of about a second for a small query).
 """
 
 from .api import qre
