@@ -40,7 +40,8 @@ Hot loop of one step (``seed`` all ⊥ except at init)::
     outputs ← new[final]
 
 Transitions that are always ⊥ on a label (a primed source never written on
-that label) are left out of its schedule (:func:`_live_on`).
+that label) are left out of its schedule
+(:func:`codegen.optimize.prune_dead.live_labels`).
 
 Skipped events (tag code -1) leave the configuration as it is.
 """
@@ -53,6 +54,8 @@ import numpy as np
 
 from dt.model import DT, INIT
 from dt.terms import OPS, Apply, Const, Cur, Term, Var
+
+from .optimize.prune_dead import live_labels
 
 __all__ = [
     "OPCODES",
@@ -173,9 +176,10 @@ def flatten(dt: DT) -> Tables:
 
     label_start, block_start, block_cyclic = [0], [0], []
     entry_state, writer_start, writers = [], [0], []
+    live = live_labels(dt)
     for label in (INIT, *dt.alphabet):
-        fires = _live_on(dt, label, [k for k, t in enumerate(dt.transitions)
-                                     if t.fires_on(label)])
+        number = 0 if label == INIT else label_of(dt, label)
+        fires = [k for k, labels in enumerate(live) if number in labels]
         by_target: dict[int, list[int]] = {}
         for k in fires:
             by_target.setdefault(pos[dt.transitions[k].target], []).append(k)
@@ -216,39 +220,6 @@ def flatten(dt: DT) -> Tables:
         writer_start=np.array(writer_start, dtype=i64),
         writers=np.array(writers, dtype=i64),
     )
-
-
-def _live_on(dt: DT, label: str, fires: list[int]) -> list[int]:
-    """The transitions of ``fires`` (all on ``label``) that can give a non-⊥ value.
-
-    A primed source p' is ⊥ on this label unless p is seeded (an initial state,
-    at init) or some transition of the label can write p non-⊥: a least
-    fixpoint over the label's transitions, unprimed sources assumed possible.
-    A transition with a primed source that is always ⊥ on the label is always
-    ⊥ (lifting), and ⊥ is the identity of ⊔, so dropping it is exact. This
-    matters for ``eps`` transitions (§5.2.1), stored once for every label but
-    often fed only by one tag's transitions.
-    """
-    waiting: dict[int, int] = {}  # transition -> its primed sources not yet possible
-    readers: dict[str, list[int]] = {}
-    for k in fires:
-        names = {v.name for v in dt.transitions[k].sources if v.primed}
-        waiting[k] = len(names)
-        for name in names:
-            readers.setdefault(name, []).append(k)
-    possible: set[str] = set()
-    todo = list(dt.initial) if label == INIT else []
-    todo += [dt.transitions[k].target for k in fires if waiting[k] == 0]
-    while todo:
-        q = todo.pop()
-        if q in possible:
-            continue
-        possible.add(q)
-        for k in readers.get(q, ()):
-            waiting[k] -= 1
-            if waiting[k] == 0:
-                todo.append(dt.transitions[k].target)
-    return [k for k in fires if waiting[k] == 0]
 
 
 def _columns(dt: DT) -> tuple[str | None, ...]:

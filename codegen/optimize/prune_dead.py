@@ -40,7 +40,7 @@ from dt.model import DT, EPS, INIT
 
 from ._common import rebuild
 
-__all__ = ["prune_dead"]
+__all__ = ["live_labels", "prune_dead"]
 
 
 def prune_dead(dt: DT) -> DT:
@@ -70,17 +70,44 @@ def prune_dead(dt: DT) -> DT:
     ``n`` has no writer. ``t`` would copy ``s'`` on ``b``, but ``s`` is written on
     ``a`` only, so ``s'`` is always ⊥ on a ``b`` step: ``t`` is never defined.
     """
-    live, possible = _liveness(dt)
-    transitions = [t for t, ok in zip(dt.transitions, live, strict=True) if ok]
+    live, possible = _liveness(dt, restarts=True, any_old_value=False)
+    transitions = [t for t, labels in zip(dt.transitions, live, strict=True) if labels]
     return rebuild(dt, (q for q, ok in zip(dt.states, possible, strict=True) if ok), transitions)
 
 
-def _liveness(dt: DT) -> tuple[list[bool], list[bool]]:
-    """(live per transition, possibly non-⊥ per state): the least model of the clauses.
+def live_labels(dt: DT) -> list[frozenset[int]]:
+    """Per transition, the labels (0 ``init``, ``1 + k`` tag k) on which it can be non-⊥
+    in a step *without restarts* from *any* configuration — what an engine that never
+    restarts may leave out of a label's schedule (:func:`codegen.tables.flatten`).
+
+    The same least model as :func:`prune_dead`, with initial states seeded at ``init``
+    only and every unprimed source assumed possibly non-⊥ (the previous configuration
+    may be any, e.g. a restored ``Session.state``). A primed source p' is then ⊥ on a
+    label unless that label can write p.
+
+    >>> from codegen.optimize._common import from_dump
+    >>> live_labels(from_dump('''
+    ...   alphabet: a, b
+    ...   states:   i, s, f
+    ...   initial:  i
+    ...   final:    f
+    ...     a: {i} -> s' := i + cur
+    ...     eps: {s'} -> f' := s'
+    ... '''))
+    [frozenset({1}), frozenset({1})]
+    """
+    return _liveness(dt, restarts=False, any_old_value=True)[0]
+
+
+def _liveness(dt: DT, *, restarts: bool, any_old_value: bool
+              ) -> tuple[list[frozenset[int]], list[bool]]:
+    """(live labels per transition, possibly non-⊥ per state): the least model of the clauses.
 
     Atoms: ``l * n + q`` is "q possibly non-⊥ after a step with label l" (label 0
     is ``init``, label ``1 + k`` is tag k) and ``n_labels * n + q`` is "q possibly
     non-⊥ after some step". One clause per transition and label it fires on.
+    ``restarts``: initial states are seeded on every label (Definition 5.4), else at
+    ``init`` only; ``any_old_value``: every "after some step" atom holds from the start.
     """
     n = len(dt.states)
     labels = {INIT: 0} | {tag: 1 + k for k, tag in enumerate(dt.alphabet)}
@@ -116,8 +143,11 @@ def _liveness(dt: DT) -> tuple[list[bool], list[bool]]:
             pending.append(atom)
 
     for q in dt.initial:  # seeded at init and, by restarts, at every step
-        for label in range(n_labels):
+        for label in range(n_labels) if restarts else (0,):
             assert_atom(label * n + index[q])
+    if any_old_value:
+        for q in range(n):
+            assert_atom(any_step + q)
     for clause in ready:
         assert_atom(heads[clause])
     while pending:
@@ -129,8 +159,8 @@ def _liveness(dt: DT) -> tuple[list[bool], list[bool]]:
             if missing[clause] == 0:
                 assert_atom(heads[clause])
 
-    live = [False] * len(dt.transitions)
+    live: list[set[int]] = [set() for _ in dt.transitions]
     for clause, owner in enumerate(owners):
         if missing[clause] == 0:
-            live[owner] = True
-    return live, [bool(holds[any_step + q]) for q in range(n)]
+            live[owner].add(heads[clause] // n)
+    return [frozenset(x) for x in live], [bool(holds[any_step + q]) for q in range(n)]
