@@ -4,8 +4,10 @@ Each subcommand is called through ``main([...])`` for each exit code (0, 1,
 2); ``--json`` output must parse; bad inputs give exit 2, one line on stderr
 and no traceback. ``check equiv`` is judged against an independent brute
 force over all tag strings up to a length (dt.reference on the DTs), ``run``
-against sums computed by hand, ``check restartable`` against the paper's
-example and counterexample (§5.2.2).
+against sums and digit strings computed by hand and, with ``--time``, against
+dt.reference on each key's events sorted by (time, input row) (a shuffled file
+and its time-sorted copy must agree row for row), ``check restartable``
+against the paper's example and counterexample (§5.2.2).
 """
 
 from __future__ import annotations
@@ -16,20 +18,25 @@ import itertools
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from query_strategies import base_queries
+from util import same
 
 from dt.model import DT, Transition
 from dt.projection import status_vector
 from dt.reference import evaluate
 from dt.terms import Apply, Cur, Var
+from dt.values import BOT, TOP, XValue
 from qre import qre
 from qre.cli import main
+from qre.monitor import Monitor
 from qre.printer import to_text
 
 SUM = "iter(atom(a, cur), 0, +)"
@@ -364,6 +371,324 @@ def test_run_bad_files_exit_2(capsys, events, tmp_path):
     assert_user_error(*run_cli(capsys, "run", SUM_AB, "--input", str(events), "--value", "v",
                                "--output", str(tmp_path / "o.xlsx")), "o.xlsx")
     assert_user_error(*run_cli(capsys, "run", SUM_AB, "--value", "v"), "--input")
+
+
+# --------------------------------------------------------------------------- run: time order
+
+DIGITS = "alphabet a, b; iter(or(atom(a, cur), atom(b, cur)), 0, (x, y) -> x * 10 + y)"
+"""Order-sensitive: the output spells the values of the events read, in the order read."""
+
+
+def write_csv(path: Path, text: str) -> Path:
+    path.write_text(text)
+    return path
+
+
+def run_rows(capsys: pytest.CaptureFixture[str], *argv: str) -> pd.DataFrame:
+    """``qre run`` with CSV on stdout, parsed back exactly."""
+    code, out, err = run_cli(capsys, "run", *argv)
+    assert code == 0 and err == "", err
+    return pd.read_csv(io.StringIO(out), float_precision="round_trip")
+
+
+def test_run_time_orders_events_and_keeps_rows(capsys, tmp_path):
+    path = write_csv(tmp_path / "e.csv", "tag,v,t\na,1,30\nb,2,10\na,3,20\n")
+    rows = run_rows(capsys, DIGITS, "--input", str(path), "--value", "v", "--time", "t")
+    # Time order: 2 (t=10), 3 (t=20), 1 (t=30); rows stay in input order.
+    assert rows["v"].tolist() == [1, 2, 3]
+    assert rows["value"].tolist() == [231.0, 2.0, 23.0]
+    # Without --time: input order.
+    rows = run_rows(capsys, DIGITS, "--input", str(path), "--value", "v")
+    assert rows["value"].tolist() == [1.0, 12.0, 123.0]
+
+
+def test_run_time_ties_keep_input_order(capsys, tmp_path):
+    path = write_csv(tmp_path / "e.csv", "tag,v,t\na,1,5\na,2,5\nb,3,1\na,4,5\nb,5,1\n")
+    rows = run_rows(capsys, DIGITS, "--input", str(path), "--value", "v", "--time", "t")
+    # Time 1: rows 2, 4 (3 then 5); time 5: rows 0, 1, 3 (1, 2, 4).
+    assert rows["value"].tolist() == [351.0, 3512.0, 3.0, 35124.0, 35.0]
+
+
+def test_run_time_keys_interleaved(capsys, tmp_path):
+    path = write_csv(tmp_path / "e.csv",
+                     "k,tag,v,t\nx,a,1,9\ny,a,2,3\nx,b,3,1\ny,b,4,3\nx,a,5,4\ny,a,6,0\n")
+    rows = run_rows(capsys, DIGITS, "--input", str(path), "--value", "v", "--time", "t",
+                    "--key", "k")
+    # x in time order: 3 (t=1), 5 (t=4), 1 (t=9); y: 6 (t=0), 2, 4 (t=3, tie: input order).
+    assert rows["value"].tolist() == [351.0, 62.0, 3.0, 624.0, 35.0, 6.0]
+
+
+@pytest.mark.parametrize("times", [
+    ["2024-05-01T12:00:00+02:00", "2024-05-01T09:00:00Z", "2024-05-01 11:00:00"],
+    ["1.0e1", "9", "11.5"],
+])
+def test_run_time_text_columns(capsys, tmp_path, times):
+    """ISO datetimes order by instant (offsets honoured, none = UTC); numbers as numbers.
+    Both columns put row 1 first, then row 0, then row 2 (10:00, 09:00, 11:00 UTC)."""
+    frame = pd.DataFrame({"tag": ["a", "a", "a"], "v": [1, 2, 3], "t": times})
+    frame.to_csv(tmp_path / "e.csv", index=False)
+    rows = run_rows(capsys, DIGITS, "--input", str(tmp_path / "e.csv"), "--value", "v",
+                    "--time", "t")
+    assert rows["value"].tolist() == [21.0, 2.0, 213.0]
+
+
+def test_run_time_parquet_timestamps(capsys, tmp_path):
+    """Time-zone aware timestamps and nanosecond integers (beyond float precision)."""
+    stamps = pd.to_datetime(["2024-05-01T12:00:00+02:00", "2024-05-01T09:00:00+00:00",
+                             "2024-05-01T11:00:00+00:00"], utc=True)
+    base = 1_700_000_000_000_000_000
+    frame = pd.DataFrame({"tag": ["a"] * 3, "v": [1.0, 2.0, 3.0], "ts": stamps,
+                          "ns": [base + 2, base + 1, base + 3]})
+    frame.to_parquet(tmp_path / "e.parquet", index=False)
+    for column in ("ts", "ns"):
+        out = tmp_path / f"o_{column}.parquet"
+        code, _, err = run_cli(capsys, "run", DIGITS, "--input", str(tmp_path / "e.parquet"),
+                               "--value", "v", "--time", column, "--output", str(out))
+        assert code == 0, err
+        got = pd.read_parquet(out)
+        assert got["value"].tolist() == [21.0, 2.0, 213.0]
+        assert got["ts"].tolist() == frame["ts"].tolist()  # passed through
+
+
+@pytest.mark.parametrize("cells, needles", [
+    (["1", "", "3"], ["--time column 't'", "row 1", "missing time"]),
+    (["1", "2", "soon"], ["--time column 't'", "row 2", "'soon'", "not a number"]),
+    (["2024-01-01", "later", "2024-01-03"], ["row 1", "'later'", "not a datetime"]),
+    (["then", "later", "soon"], ["row 0", "'then'", "neither a number nor an ISO 8601"]),
+])
+def test_run_bad_times_exit_2(capsys, tmp_path, cells, needles):
+    frame = pd.DataFrame({"tag": ["a"] * 3, "v": [1, 2, 3], "t": cells})
+    frame.to_csv(tmp_path / "e.csv", index=False)
+    assert_user_error(*run_cli(capsys, "run", DIGITS, "--input", str(tmp_path / "e.csv"),
+                               "--value", "v", "--time", "t"), *needles, "0-based")
+
+
+def test_run_nan_time_in_parquet_exits_2(capsys, tmp_path):
+    frame = pd.DataFrame({"tag": ["a"] * 3, "v": [1, 2, 3], "t": [1.0, 2.0, float("nan")],
+                          "d": pd.to_datetime(["2024-01-01", None, "2024-01-02"])})
+    frame.to_parquet(tmp_path / "e.parquet", index=False)
+    for column, row in (("t", 2), ("d", 1)):
+        assert_user_error(*run_cli(capsys, "run", DIGITS, "--input",
+                                   str(tmp_path / "e.parquet"), "--value", "v", "--time",
+                                   column), f"row {row}", f"column {column!r}")
+
+
+def _xvalue(row: dict[str, Any]) -> XValue:
+    """A JSON output row as an extended value (null value: NaN or ±inf when defined)."""
+    status = row["status"]
+    if status != 1:
+        return BOT if status == 0 else TOP
+    return float("nan") if row["value"] is None else row["value"]
+
+
+def _expected(d: DT, events: list[tuple[str, str, int, int]], keyed: bool) -> list[XValue]:
+    """Per row, the reference interpreter's output after the row's key's events up to it,
+    sorted by (time, input row): computed without the CLI or the Monitor."""
+    x = (0.0,) * len(d.initial)
+    want: list[XValue] = [BOT] * len(events)
+    for key in sorted({e[0] for e in events}) if keyed else [None]:
+        rows = [k for k, e in enumerate(events) if not keyed or e[0] == key]
+        rows.sort(key=lambda k: (events[k][3], k))
+        outs = evaluate(d, x, [(events[k][1], float(events[k][2])) for k in rows])
+        for position, k in enumerate(rows):
+            want[k] = outs[position + 1][0]
+    return want
+
+
+def _json_run(argv: list[str]) -> list[dict[str, Any]]:
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf):
+        code = main(argv)
+    assert code == 0
+    return json.loads(buf.getvalue())
+
+
+EVENTS = st.lists(st.tuples(st.sampled_from("xyz"), st.sampled_from("ab"),
+                            st.integers(-3, 3), st.integers(0, 4)), min_size=1, max_size=10)
+
+
+@settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(query=base_queries(("a", "b"), depth=2), events=EVENTS, keyed=st.booleans(),
+       engine=st.sampled_from(["auto", "reference", "table"]), seed=st.randoms())
+def test_run_time_order_matches_reference(query, events, keyed, engine, seed):
+    """A shuffled file gives, row for row, the outputs of the time-sorted file, and both
+    agree with dt.reference on each key's events sorted by (time, input row)."""
+    text = "alphabet a, b; " + to_text(query)
+    frame = pd.DataFrame(events, columns=["k", "tag", "v", "t"]).assign(id=range(len(events)))
+    shuffled = frame.sample(frac=1, random_state=seed.randrange(2**32)).reset_index(drop=True)
+    # The sorted file keeps ties in the shuffled file's order, so the outputs must agree.
+    ordered = shuffled.sort_values("t", kind="stable")
+    want = _expected(qre(text).unoptimized,
+                     list(shuffled[["k", "tag", "v", "t"]].itertuples(index=False, name=None)),
+                     keyed)
+    want_by_id = dict(zip(shuffled["id"], want, strict=True))
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, table in (("shuffled", shuffled), ("ordered", ordered)):
+            path = Path(tmp) / f"{name}.csv"
+            table.to_csv(path, index=False)
+            argv = ["run", text, "--input", str(path), "--value", "v", "--time", "t",
+                    "--engine", engine, "--json", *(["--key", "k"] if keyed else [])]
+            rows = _json_run(argv)
+            assert [r["id"] for r in rows] == table["id"].tolist()  # input row order
+            for r in rows:
+                assert same(_xvalue(r), want_by_id[r["id"]]), (name, r, want_by_id[r["id"]])
+
+
+# --------------------------------------------------------------------------- run: other options
+
+
+def test_run_skip_unknown_repeats_previous_output(capsys, tmp_path):
+    path = write_csv(tmp_path / "e.csv", "k,tag,v\nx,c,9\nx,a,1\ny,a,2\nx,zz,9\nx,b,3\ny,c,9\n")
+    rows = run_rows(capsys, DIGITS, "--input", str(path), "--value", "v", "--key", "k",
+                    "--skip-unknown")
+    # x: c skipped (the empty-stream output 0), 1, zz skipped (1 again), 13; y: 2, c -> 2.
+    assert rows["status"].tolist() == [1] * 6
+    assert rows["value"].tolist() == [0.0, 1.0, 2.0, 1.0, 13.0, 2.0]
+    # A skipped leading event of a query undefined on the empty stream: undefined, empty.
+    rows = run_rows(capsys, "alphabet a, b; atom(a, cur)", "--input", str(path), "--value",
+                    "v", "--skip-unknown")
+    assert rows["status"].tolist() == [0, 1, 0, 0, 0, 0]
+    assert rows["value"].isna().tolist() == [True, False, True, True, True, True]
+
+
+def test_run_skip_unknown_with_time(capsys, tmp_path):
+    """A skipped event repeats the output of the previous event in time order."""
+    path = write_csv(tmp_path / "e.csv", "tag,v,t\na,1,1\nc,9,4\na,2,3\nc,9,2\n")
+    rows = run_rows(capsys, DIGITS, "--input", str(path), "--value", "v", "--time", "t",
+                    "--skip-unknown")
+    assert rows["value"].tolist() == [1.0, 12.0, 12.0, 1.0]
+
+
+def test_run_unknown_tag_names_row_and_option(capsys, tmp_path):
+    path = write_csv(tmp_path / "e.csv", "tag,v,t\na,1,1\nb,2,0\nc,3,2\n")
+    code, out, err = run_cli(capsys, "run", DIGITS, "--input", str(path), "--value", "v",
+                             "--time", "t")
+    assert_user_error(code, out, err, "row 2", "'c'", "--tag column 'tag'", "--skip-unknown",
+                      "a, b")
+    assert "unknown_tags" not in err
+
+
+def test_run_text_tags_and_keys(capsys, tmp_path):
+    """CSV tags and keys are text as written: a tag NA is a tag, keys 007 and 7 differ."""
+    path = write_csv(tmp_path / "e.csv", "k,tag,v\n007,NA,1\n7,NA,2\n007,null,3\n")
+    rows = run_rows(capsys, "alphabet NA, null; iter(or(atom(NA, cur), atom(null, cur)), 0, "
+                    "(x, y) -> x * 10 + y)", "--input", str(path), "--value", "v", "--key", "k")
+    assert rows["value"].tolist() == [1.0, 2.0, 13.0]
+
+
+@pytest.mark.parametrize("text, needles", [
+    ("tag,v\na,1\n,2\n", ["--tag column 'tag'", "row 1", "missing tag"]),
+    ("tag,v\na,1\na,2\na,x7\n", ["--value column 'v'", "row 2", "'x7'", "not a number"]),
+])
+def test_run_data_errors_name_row_and_column(capsys, tmp_path, text, needles):
+    path = write_csv(tmp_path / "e.csv", text)
+    for extra in ([], ["--skip-unknown"]):
+        assert_user_error(*run_cli(capsys, "run", DIGITS, "--input", str(path), "--value", "v",
+                                   *extra), *needles, "0-based")
+
+
+def test_run_bad_value_in_unread_column_exits_2(capsys, tmp_path):
+    """Every --value column is checked, even one a record query does not read."""
+    path = write_csv(tmp_path / "e.csv", "tag,x,y\na,1,1\na,2,oops\n")
+    assert_user_error(*run_cli(capsys, "run", "alphabet a, b; iter(atom(a, cur.x), 0, +)",
+                               "--input", str(path), "--value", "x", "--value", "y"),
+                      "--value column 'y'", "row 1", "'oops'")
+
+
+def test_run_nan_value_is_data(capsys, tmp_path):
+    """An empty value cell is NaN, a defined value: NaN + anything stays NaN, status 1."""
+    path = write_csv(tmp_path / "e.csv", "tag,v\na,1\na,\nb,3\na,NaN\n")
+    rows = run_rows(capsys, SUM_AB, "--input", str(path), "--value", "v")
+    assert rows["status"].tolist() == [1, 1, 1, 1]
+    assert rows["value"].isna().tolist() == [False, True, True, True]
+    rows = run_rows(capsys, "alphabet a, b; atom(_, cur)", "--input", str(path), "--value", "v")
+    assert rows["status"].tolist() == [1, 0, 0, 0]
+
+
+@pytest.mark.parametrize("extra, needles", [
+    (["--value", "v", "--value", "w"], ["exactly one --value", "not 2"]),
+])
+def test_run_value_options_checked(capsys, events, extra, needles):
+    assert_user_error(*run_cli(capsys, "run", SUM_AB, "--input", str(events), *extra), *needles)
+
+
+def test_run_missing_field_names_the_option(capsys, events):
+    query = "alphabet a, b; iter(or(atom(a, cur.v * cur.w), atom(b, 0)), 0, +)"
+    assert_user_error(*run_cli(capsys, "run", query, "--input", str(events), "--value", "v"),
+                      "cur.w", "--value w")
+
+
+@pytest.mark.parametrize("engine", ["reference", "table", "codegen", "auto"])
+def test_run_engine_is_passed_on(capsys, events, monkeypatch, engine):
+    seen: list[str] = []
+    for method in ("run", "run_keys"):
+        original = getattr(Monitor, method)
+
+        def spy(self, *args, _original=original, **kwargs):
+            seen.append(kwargs["engine"])
+            return _original(self, *args, **kwargs)
+
+        monkeypatch.setattr(Monitor, method, spy)
+    for key in ([], ["--key", "k"]):
+        code, out, err = run_cli(capsys, "run", SUM_AB, "--input", str(events), "--value", "v",
+                                 "--engine", engine, *key)
+        assert code == 0, err
+        values = pd.read_csv(io.StringIO(out))["value"].tolist()
+        assert values == ([1.0, 0.0, 4.0, 4.0, 9.0] if key else [1.0, 1.0, 4.0, 8.0, 13.0])
+    assert seen == [engine, engine]
+
+
+def test_run_default_engine_and_bad_engine(capsys, events, monkeypatch):
+    seen: list[str] = []
+    original = Monitor.run
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("engine", "auto"))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Monitor, "run", spy)
+    assert run_cli(capsys, "run", SUM_AB, "--input", str(events), "--value", "v")[0] == 0
+    assert seen == ["auto"]
+    assert_user_error(*run_cli(capsys, "run", SUM_AB, "--input", str(events), "--value", "v",
+                               "--engine", "turbo"), "--engine", "turbo", "codegen")
+
+
+def test_run_stdin_to_stdout(capsys, events, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(events.read_text()))
+    rows = run_rows(capsys, SUM_AB, "--input", "-", "--value", "v", "--output", "-")
+    assert rows["value"].tolist() == [1.0, 1.0, 4.0, 8.0, 13.0]
+    assert list(rows.columns) == ["k", "tag", "v", "w", "t", "status", "value"]
+    monkeypatch.setattr(sys, "stdin", io.StringIO(events.read_text()))
+    code, out, _ = run_cli(capsys, "run", SUM_AB, "--input", "-", "--value", "v", "--key", "k",
+                           "--output", "-", "--json")
+    assert code == 0 and [r["value"] for r in json.loads(out)] == [1.0, 0.0, 4.0, 4.0, 9.0]
+
+
+def test_run_empty_stdin_exits_2(capsys, monkeypatch):
+    monkeypatch.setattr(sys, "stdin", io.StringIO(""))
+    assert_user_error(*run_cli(capsys, "run", SUM_AB, "--input", "-", "--value", "v"),
+                      "stdin")
+
+
+def test_run_json_floats_exact(capsys, tmp_path):
+    path = write_csv(tmp_path / "e.csv", "tag,v\na,0.1\na,0.2\nb,\n")
+    code, out, _ = run_cli(capsys, "run", SUM_AB, "--input", str(path), "--value", "v", "--json")
+    rows = json.loads(out)
+    assert code == 0
+    assert [r["value"] for r in rows] == [0.1, 0.1 + 0.2, 0.1 + 0.2]
+    assert rows[2]["v"] is None
+
+
+def test_run_help_has_an_example_per_option(capsys):
+    code, out, _ = run_cli(capsys, "run", "--help")
+    assert code == 0
+    examples = out[out.index("examples:"):]
+    lines = [line for line in examples.splitlines() if "qre run" in line]
+    for option in ("--input -", "--output -", "--output out", "--key", "--tag", "--time",
+                   "--value x --value y", "--skip-unknown", "--engine", "--json"):
+        assert any(option in line for line in lines), option
+    for rule in ("stable", "input order", "counted from 0", "repeats the output"):
+        assert rule in " ".join(out.split()), rule
 
 
 # --------------------------------------------------------------------------- installed script
