@@ -20,7 +20,10 @@ syntax and evaluation), :mod:`~dt.model` (the DT), :mod:`~dt.builder`,
 :mod:`~dt.constructions` (§5.2), :mod:`~dt.support` (conditioning on ⊥/D/⊤),
 :mod:`~dt.projection` (unit signature, Theorem 5.2), the analyses on it —
 :mod:`~dt.equivalence` (status-level equivalence, Theorem 5.3) and
-:mod:`~dt.restartability` (Theorem 5.6, output-synchronization) — then
+:mod:`~dt.restartability` (Theorem 5.6, output-synchronization) — and on
+values, :mod:`~dt.symbolic` (symbolic evaluation, normalized hash-consed
+terms) and :mod:`~dt.value_equivalence` (proof by inductive invariant,
+bounded symbolic search, random testing), then
 :mod:`~dt.json_io`, :mod:`~dt.render`.
 """
 

@@ -129,10 +129,11 @@ class ValueEquivalence:
     def summary(self) -> list[str]:
         """What holds, in words (the CLI prints these lines)."""
         if self.counterexample is not None:
-            how = ("proven: the statuses differ" if self.counterexample.found_by == "statuses"
-                   else f"found by {self.counterexample.found_by} and replayed on the "
-                        f"reference evaluator")
-            return [f"not equivalent ({how})"]
+            if self.counterexample.found_by == "statuses":
+                return ["not equivalent: the statuses differ after this tag string whatever the "
+                        "data, and no shorter tag string separates them (Theorem 5.3)"]
+            return [f"not equivalent: found by {self.counterexample.found_by}, replayed on the "
+                    f"reference evaluator"]
         lines = ["statuses: proven equal on every tag string (Theorem 5.3)"]
         if self.proven:
             lines.append("values: proven equal on every data word (inductive invariant over "
@@ -154,8 +155,8 @@ class ValueEquivalence:
 
 def value_equivalent(a: DT, b: DT, x_a: Sequence[XValue] | None = None,
                      x_b: Sequence[XValue] | None = None, *, max_pairs: int = 1_000_000,
-                     max_depth: int = 12, max_strings: int = 4_000, data_tries: int = 48,
-                     random_words: int = 100, random_length: int = 30,
+                     max_depth: int = 40, max_strings: int = 4_000, data_tries: int = 64,
+                     random_words: int = 100, random_length: int = 40,
                      seed: int = 0) -> ValueEquivalence:
     """Compare ``a`` and ``b`` on statuses and values; see the module docstring.
 
@@ -389,11 +390,16 @@ class _BoundedSearch:
         return None
 
     def _assignments(self, names: list[str]):  # type: ignore[no-untyped-def]
-        """Edge values for all symbols at once, then random mixes of edge and random values."""
+        """Edge values for all symbols at once, then random data profiles over the positions."""
         for value in EDGE_VALUES[:self.data_tries]:
             yield dict.fromkeys(names, value)
+        # A symbol is data_symbol(position, field): one profile per field, read by position.
+        where = {n: (int(n[1:].partition(".")[0]), n.partition(".")[2] or None) for n in names}
+        n = max((p for p, _ in where.values()), default=0)
+        fields = {f for _, f in where.values()}
         for _ in range(max(0, self.data_tries - len(EDGE_VALUES))):
-            yield {n: _random_value(self.rng) for n in names}
+            profiles = {f: _data_profile(self.rng, n) for f in fields}
+            yield {name: profiles[f][p - 1] for name, (p, f) in where.items()}
 
     def _word(self, tags: tuple[str, ...], assignment: dict[str, float]) -> list:
         """The data word of a tag string whose event data the assignment gives."""
@@ -411,6 +417,27 @@ def _random_value(rng: random.Random) -> float:
     return rng.uniform(-100.0, 100.0)
 
 
+_LEVELS = (0.0, 1.0, -1.0, 2.0, 10.0, -10.0, 100.0, 0.5, 1e6)
+
+
+def _data_profile(rng: random.Random, n: int) -> list[float]:
+    """Data for ``n`` events: independent random values, or (half the time) plateaus.
+
+    Plateaus are up to four segments, each at a level with optional noise: a
+    long calm stretch then a jump is what separates many statistical
+    monitors (an average against a deviation band), and independent values
+    almost never produce it.
+    """
+    if n == 0 or rng.random() < 0.5:
+        return [_random_value(rng) for _ in range(n)]
+    cuts = sorted(rng.sample(range(1, n), min(n - 1, rng.randint(0, 3)))) if n > 1 else []
+    out: list[float] = []
+    for start, end in zip([0, *cuts], [*cuts, n], strict=True):
+        level, noise = rng.choice(_LEVELS), rng.choice((0.0, 0.0, 0.01, 1.0))
+        out += [level + noise * rng.gauss(0.0, 1.0) for _ in range(end - start)]
+    return out
+
+
 # --------------------------------------------------------------------------- step 4: random
 
 
@@ -419,8 +446,9 @@ def _random_testing(pair: _Pair, rng: random.Random, words: int,
     """Random words on the reference evaluator; the first difference, cut to its prefix."""
     for n in range(words):
         size = rng.randint(1, length)
-        word = [(rng.choice(pair.tags), pair.event(lambda _: _random_value(rng)))
-                for _ in range(size)]
+        profiles = {f: _data_profile(rng, size) for f in (pair.fields or (None,))}
+        word = [(rng.choice(pair.tags), pair.event(lambda f, k=k, p=profiles: p[f][k]))
+                for k in range(size)]
         diff = pair.first_difference(word)
         if diff is not None:
             return pair.replay(word[:diff[0]], "random testing"), n

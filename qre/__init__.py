@@ -12,7 +12,8 @@ This package is the user-facing end: :func:`qre` compiles a query into a
 queries raise :class:`QreSyntaxError` / :class:`QreTypeError` (both
 ``ValueError``) with line, column and a caret. :mod:`qre.semantics` is the
 denotational oracle that the compiler is tested against; :mod:`qre.cli` is
-the ``qre`` command (compile, check equiv / restartable, run).
+the ``qre`` command (compile, check equiv / restartable, run), reading event
+files through :mod:`qre.frames`.
 
 Costs: compiling is quadratic in the query (Theorem 5.7), optimizing about
 linear in the DT; running is O(DT size) per event on every engine

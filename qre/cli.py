@@ -3,7 +3,7 @@
 Subcommands::
 
     qre compile Q [--stats] [--dot FILE] [--emit FILE.json] [--json]
-    qre check equiv Q1 Q2 [--alphabet a,b] [--json]
+    qre check equiv Q1 Q2 [--alphabet a,b] [--statuses] [--max-pairs N] [--json]
     qre check restartable Q [--json]
     qre run Q --input FILE [--key COL] [--tag COL] [--time COL] [--value COL ...]
             [--skip-unknown] [--engine {auto,reference,table,codegen}]
@@ -15,12 +15,15 @@ ending in ``.json`` holding a DT (the format of :mod:`dt.json_io`).
 Exit codes: 0 success (equivalent, restartable), 1 a negative answer of
 ``check`` (not equivalent, not restartable; a counterexample or witness is
 printed), 2 a usage or input error (bad query, unreadable file, bad JSON,
-missing column, unknown tag). A user error is reported on stderr in one line
-(a query error keeps its located message: line, column, caret), never as a
-traceback.
+missing column, unknown tag), 3 equivalence undecided (API.md names 0, 1, 2;
+3 is the honest answer when values are neither proven equal nor separated).
+A user error is reported on stderr in one line (a query error keeps its
+located message: line, column, caret), never as a traceback.
 
-``check equiv`` decides *status* equivalence only (seed 003, Theorem 5.3):
-the output says so, since data values are not compared.
+``check equiv`` compares statuses (decided, seed 003, Theorem 5.3) and values
+(:mod:`dt.value_equivalence`: proven by an inductive invariant, else searched
+up to a bound and tested), and says which; ``--statuses`` stops after the
+statuses.
 ``check restartable`` decides Definition 5.4 (Theorem 5.6) on the query's
 DT as compiled, before the optimizer.
 
@@ -53,6 +56,7 @@ import argparse
 import dataclasses
 import json
 import logging
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -62,9 +66,12 @@ import numpy as np
 import pandas as pd
 
 from dt import DT
-from dt.equivalence import status_equivalent
+from dt.equivalence import EquivalenceLimitError, StatusEquivalence, status_equivalent
 from dt.restartability import check_restartable
+from dt.value_equivalence import value_equivalent
+from dt.values import BOT, TOP, XValue, status_of
 
+from . import frames
 from .api import qre
 from .errors import QreError
 from .monitor import ENGINES, Monitor
@@ -76,11 +83,10 @@ log = logging.getLogger(__name__)
 EXIT_OK = 0
 EXIT_NO = 1
 EXIT_ERROR = 2
+EXIT_UNDECIDED = 3
 
 _STATUS_NAMES = ("undefined", "defined", "conflict")
-_EQUIV_SCOPE = "proven on statuses for every tag string; data values not compared yet"
-_DIFFER_SCOPE = ("the output statuses differ after this tag string, whatever the data; "
-                 "data values not compared yet")
+_STATUS_SCOPE = "proven for every tag string, Theorem 5.3; data values not compared"
 
 _EPILOG = """\
 Q is query text, @path/to/file.qre, or a path ending in .json holding a DT.
@@ -93,7 +99,29 @@ examples:
   qre run @sum.qre --input events.csv --key user --tag tag --value amount --output out.parquet
 
 exit codes: 0 success / equivalent / restartable, 1 not equivalent / not
-restartable, 2 usage or input error.
+restartable, 2 usage or input error, 3 equivalence undecided.
+"""
+
+
+_EQUIV_DESCRIPTION = """\
+Are Q1 and Q2 equivalent: the same status and value after every prefix of
+every input? Values are equal bit for bit (all NaNs alike; -0.0 != 0.0).
+
+1. statuses: decided for every tag string (seed 003, Theorem 5.3); a
+   difference gives a shortest counterexample.
+2. values: proven for every input when an inductive invariant (which
+   registers of the two monitors hold equal values, per pair of reachable
+   configurations) is found by symbolic evaluation of one step.
+3. otherwise every tag string up to a length is evaluated symbolically;
+   where the output terms differ, data that separates them is searched
+   (signed zeros, infinities, NaN, 0.1-style rounding, random values).
+4. then random words (reference evaluator, every prefix).
+Every counterexample is replayed on the reference evaluator. The report
+says what was proven and what was only tested, up to which length.
+
+exit codes: 0 equivalent (proven), 1 not equivalent (a counterexample is
+printed), 2 usage or input error, 3 undecided (statuses equal, values not
+proven and no counterexample found; or the search limit was reached).
 """
 
 
@@ -205,27 +233,103 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 
 def _cmd_equiv(args: argparse.Namespace) -> int:
-    """Status equivalence (Theorem 5.3) of the two optimized DTs."""
-    alphabet = _alphabet(args.alphabet)
-    a, b = _load(args.q1, alphabet), _load(args.q2, alphabet)
-    answer = status_equivalent(a.dt, b.dt)
-    scope = _EQUIV_SCOPE if answer.equivalent else _DIFFER_SCOPE
-    data: dict[str, Any] = {"equivalent": answer.equivalent, "scope": scope,
+    """Equivalence of the two monitors' DTs: statuses (Theorem 5.3), then values."""
+    a, b = _load_pair(args.q1, args.q2, _alphabet(args.alphabet))
+    try:
+        if args.statuses:
+            return _equiv_statuses(args, status_equivalent(a.dt, b.dt, max_pairs=args.max_pairs))
+        answer = value_equivalent(a.dt, b.dt, max_pairs=args.max_pairs)
+    except EquivalenceLimitError as e:
+        _emit(args, {"equivalent": None, "limit": str(e), "explored": e.explored},
+              [f"undecided: {e}"])
+        return EXIT_UNDECIDED
+    summary = answer.summary()
+    data: dict[str, Any] = {"equivalent": answer.equivalent, "level": "values",
+                            "summary": summary, "proven": answer.proven,
+                            "bound": answer.bound, "unresolved": answer.unresolved,
+                            "random_words": answer.random_words,
+                            "random_length": answer.random_length,
+                            "explored": answer.explored}
+    c = answer.counterexample
+    if c is not None:
+        data["counterexample"] = {
+            "tags": list(c.tags), "data": [_json_event(d) for d in c.data],
+            "output": c.output, "found_by": c.found_by,
+            "outputs": [[_json_xvalue(v) for v in y] for y in c.outputs]}
+        statuses = c.found_by == "statuses"
+        lines = [f"not equivalent: the output {'statuses' if statuses else 'values'} differ",
+                 f"{'shortest ' if statuses else ''}counterexample: "
+                 f"{_data_word(c.tags, c.data)}",
+                 f"  Q1 outputs: {', '.join(_show_xvalue(v) for v in c.outputs[0])}",
+                 f"  Q2 outputs: {', '.join(_show_xvalue(v) for v in c.outputs[1])}",
+                 summary[0].removeprefix("not equivalent: ")]
+        _emit(args, data, lines)
+        return EXIT_NO
+    head = "equivalent" if answer.proven else "undecided: not proven, no counterexample found"
+    _emit(args, data, [head, *(f"  {line}" for line in summary)])
+    return EXIT_OK if answer.proven else EXIT_UNDECIDED
+
+
+def _equiv_statuses(args: argparse.Namespace, answer: StatusEquivalence) -> int:
+    """--statuses: Theorem 5.3 alone, a decision (shortest counterexample)."""
+    data: dict[str, Any] = {"equivalent": answer.equivalent, "level": "statuses",
                             "explored": answer.explored}
     if answer.equivalent:
-        lines = [f"equivalent ({_EQUIV_SCOPE})"]
+        lines = [f"equivalent on statuses ({_STATUS_SCOPE})"]
     else:
         word = answer.counterexample or ()
         first, second = answer.statuses or ((), ())
-        data.update(counterexample=list(word), statuses=[_status_names(first),
-                                                         _status_names(second)])
-        lines = ["not equivalent",
+        data["counterexample"] = {"tags": list(word),
+                                  "statuses": [_status_names(first), _status_names(second)]}
+        lines = ["not equivalent: the output statuses differ",
                  f"shortest counterexample: {_tag_string(word)}",
                  f"  Q1 outputs: {', '.join(_status_names(first))}",
                  f"  Q2 outputs: {', '.join(_status_names(second))}",
-                 f"({_DIFFER_SCOPE})"]
+                 "(whatever the data)"]
     _emit(args, data, lines)
     return EXIT_OK if answer.equivalent else EXIT_NO
+
+
+def _load_pair(q1: str, q2: str, alphabet: list[str] | None) -> tuple[Monitor, Monitor]:
+    """Both monitors over ``alphabet``; without it, over the union of their alphabets
+    (a tag only one query mentions is then a tag the other ignores)."""
+    a, b = _load(q1, alphabet), _load(q2, alphabet)
+    if alphabet is None and set(a.alphabet) != set(b.alphabet):
+        union = list(dict.fromkeys([*a.alphabet, *b.alphabet]))
+        a, b = _load(q1, union), _load(q2, union)
+    return a, b
+
+
+def _json_xvalue(v: XValue) -> Any:
+    """An extended value in JSON: "undefined", "conflict", a number, or "nan"/"inf"/"-inf"."""
+    if v is BOT or v is TOP:
+        return _STATUS_NAMES[int(status_of(v))]
+    return _json_float(float(v))  # type: ignore[arg-type]
+
+
+def _json_float(x: float) -> Any:
+    return x if math.isfinite(x) else repr(x)
+
+
+def _json_event(d: Any) -> Any:
+    return {k: _json_float(v) for k, v in d.items()} if isinstance(d, dict) else _json_float(d)
+
+
+def _show_xvalue(v: XValue) -> str:
+    return _STATUS_NAMES[int(status_of(v))] if v is BOT or v is TOP else repr(float(v))  # type: ignore[arg-type]
+
+
+def _data_word(tags: Sequence[str], data: Sequence[Any]) -> str:
+    """``a(1.0) b(-0.0)``; record events as ``a(p=1.0, q=2.0)``."""
+    if not tags:
+        return "(the empty stream)"
+
+    def show(d: Any) -> str:
+        if isinstance(d, dict):
+            return ", ".join(f"{k}={v!r}" for k, v in d.items())
+        return repr(d)
+
+    return " ".join(f"{t}({show(d)})" for t, d in zip(tags, data, strict=True))
 
 
 def _cmd_restartable(args: argparse.Namespace) -> int:
@@ -292,11 +396,6 @@ exit codes: 0 success, 2 usage or input error (one line on stderr).
 """
 
 
-def _where(option: str, column: str, row: int) -> str:
-    """Where a data error is: rows count the data rows from 0 (a CSV header is not a row)."""
-    return f"{option} column {column!r}, row {row} (0-based data row)"
-
-
 def _read_frame(path: str, text_columns: Sequence[str] = ()) -> pd.DataFrame:
     """The events of ``--input``: CSV (a path, or ``-`` for stdin) or Parquet.
 
@@ -321,154 +420,6 @@ def _read_frame(path: str, text_columns: Sequence[str] = ()) -> pd.DataFrame:
         raise UsageError(f"cannot read {name}: {_one_line(str(e)) or type(e).__name__}") from e
 
 
-def _column(frame: pd.DataFrame, name: str, option: str) -> pd.Series:
-    if name not in frame.columns:
-        raise UsageError(f"{option}: no column {name!r} in the input "
-                         f"(columns: {', '.join(map(str, frame.columns))})")
-    return frame[name]
-
-
-def _tags(frame: pd.DataFrame, name: str) -> np.ndarray:
-    """The ``--tag`` column as strings; a missing tag (empty cell, null) is a data error."""
-    cells = _column(frame, name, "--tag").to_numpy(dtype=object)
-    missing = pd.isna(cells) | (cells == "")
-    if missing.any():
-        row = int(np.flatnonzero(missing)[0])
-        raise UsageError(f"{_where('--tag', name, row)}: missing tag (empty cell)")
-    return np.array([str(c) for c in cells], dtype=object)
-
-
-def _check_tags(tags: np.ndarray, alphabet: Sequence[str], name: str) -> None:
-    """Without --skip-unknown, the first tag outside the alphabet is a data error.
-
-    Checked here rather than left to :meth:`Monitor.run`, whose message names
-    the Python keyword ``unknown_tags='skip'`` and a position in the
-    (possibly time-sorted) event array, not the input row and the option.
-    """
-    known = pd.Series(tags, dtype=object).isin(list(alphabet)).to_numpy()
-    if not known.all():
-        row = int(np.flatnonzero(~known)[0])
-        raise UsageError(f"{_where('--tag', name, row)}: unknown tag {tags[row]!r}; the "
-                         f"query's alphabet is {', '.join(alphabet)}; pass --skip-unknown "
-                         f"to drop events with other tags")
-
-
-def _value_column(frame: pd.DataFrame, name: str) -> np.ndarray:
-    """A ``--value`` column as float64: numbers, and NaN for missing cells (a legal value)."""
-    column = _column(frame, name, "--value")
-    dtype = column.dtype
-    if pd.api.types.is_bool_dtype(dtype) or (pd.api.types.is_numeric_dtype(dtype)
-                                             and not pd.api.types.is_complex_dtype(dtype)):
-        return column.to_numpy(dtype=np.float64, na_value=np.nan)
-    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
-        bad = column.notna().to_numpy()
-    else:  # text (CSV strings) or Python objects: numbers parse, anything else is an error
-        cells = column.astype(object)
-        numbers = pd.to_numeric(cells, errors="coerce")
-        bad = (numbers.isna() & cells.notna()).to_numpy()
-        if not bad.any():
-            return numbers.to_numpy(dtype=np.float64, na_value=np.nan)
-    if not bad.any():  # all missing: NaN throughout
-        return np.full(len(column), np.nan)
-    row = int(np.flatnonzero(bad)[0])
-    raise UsageError(f"{_where('--value', name, row)}: {column.iloc[row]!r} is not a number")
-
-
-def _event_values(m: Monitor, frame: pd.DataFrame, names: list[str]) -> Any:
-    """The data the query reads: ``cur`` from one --value, ``cur.F`` from --value F.
-
-    The needs are checked here, against the DT as compiled (the optimizer may
-    drop reads), so the message speaks of options; every --value column is
-    converted (and its data errors reported) even if the query does not read it.
-    """
-    columns = {name: _value_column(frame, name) for name in names}
-    source = m.unoptimized or m.dt
-    if source.reads_scalar_cur:
-        if len(columns) != 1:
-            got = f", not {len(columns)}" if columns else ""
-            raise UsageError(f"the query reads cur (one number per event): name its column "
-                             f"with exactly one --value COL{got}")
-        return next(iter(columns.values()))
-    missing = sorted(source.fields - set(columns))
-    if missing:
-        reads = ", ".join(f"cur.{f}" for f in missing)
-        raise UsageError(f"the query reads {reads}: add "
-                         f"{' '.join(f'--value {f}' for f in missing)}")
-    return {f: columns[f] for f in sorted(source.fields)} or None
-
-
-def _sortable_times(column: pd.Series, name: str) -> np.ndarray:
-    """The ``--time`` column as a numpy array whose order is the event-time order.
-
-    Numbers stay numbers (int64 keeps nanosecond epochs exact); datetimes and
-    timedeltas become int64 nanoseconds (time-zone aware ones in UTC); text
-    (CSV) is read as numbers if at least as many cells parse as numbers as
-    parse as ISO 8601 datetimes, else as datetimes (no offset: UTC).
-    """
-    dtype = column.dtype
-    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
-        _no_missing_time(column, name)
-        if getattr(dtype, "tz", None) is not None:
-            column = column.dt.tz_convert(None)
-        return column.to_numpy().view(np.int64)
-    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
-        _no_missing_time(column, name)
-        return column.to_numpy(dtype=getattr(dtype, "numpy_dtype", dtype))
-    cells = column.astype(object)
-    _no_missing_time(cells.map(lambda c: None if isinstance(c, str) and not c.strip() else c),
-                     name)
-    numbers = pd.to_numeric(cells, errors="coerce")
-    dates = pd.to_datetime(cells, format="ISO8601", errors="coerce", utc=True)
-    n_numbers, n_dates = int(numbers.notna().sum()), int(dates.notna().sum())
-    chosen, kind = (numbers, "a number") if n_numbers >= n_dates else (dates, "a datetime")
-    bad = chosen.isna().to_numpy()
-    if bad.any():
-        row = int(np.flatnonzero(bad)[0])
-        why = ("is neither a number nor an ISO 8601 datetime" if max(n_numbers, n_dates) == 0
-               else f"is not {kind} like the column's other times")
-        raise UsageError(f"{_where('--time', name, row)}: {cells.iloc[row]!r} {why}")
-    if chosen is dates:
-        return dates.dt.tz_convert(None).to_numpy().view(np.int64)
-    return numbers.to_numpy()
-
-
-def _no_missing_time(column: pd.Series, name: str) -> None:
-    missing = column.isna().to_numpy()
-    if missing.any():
-        row = int(np.flatnonzero(missing)[0])
-        raise UsageError(f"{_where('--time', name, row)}: missing time (empty cell, NaN or "
-                         f"NaT); every event needs one with --time")
-
-
-def _time_order(frame: pd.DataFrame, name: str) -> np.ndarray:
-    """Row positions in event-time order, ties in input order (a stable sort).
-
-    One global stable sort suffices with --key too: :meth:`Monitor.run_keys`
-    processes each key's rows in the order given, so each key sees its own
-    events sorted by time, ties in input order.
-    """
-    times = _sortable_times(_column(frame, name, "--time"), name)
-    return np.argsort(times, kind="stable")
-
-
-def _take(data: Any, order: np.ndarray | None) -> Any:
-    """Rows ``order`` of an array, of every array of a dict, or None as is."""
-    if order is None or data is None:
-        return data
-    if isinstance(data, dict):
-        return {name: column[order] for name, column in data.items()}
-    return data[order]
-
-
-def _input_order(outputs: np.ndarray, order: np.ndarray | None) -> np.ndarray:
-    """Outputs computed on rows ``order`` (time order), put back at their input rows."""
-    if order is None:
-        return outputs
-    aligned = np.empty_like(outputs)
-    aligned[order] = outputs
-    return aligned
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     """One output row per input row: the input columns plus status and value.
 
@@ -477,19 +428,20 @@ def _cmd_run(args: argparse.Namespace) -> int:
     """
     m = _load(args.query)
     frame = _read_frame(args.input, [c for c in (args.tag, args.key) if c is not None])
-    tags = _tags(frame, args.tag)
-    keys = None if args.key is None else _column(frame, args.key, "--key").to_numpy(dtype=object)
-    order = None if args.time is None else _time_order(frame, args.time)
+    tags = frames.tag_column(frame, args.tag)
+    keys = (None if args.key is None
+            else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
+    order = None if args.time is None else frames.time_order(frame, args.time)
     if not args.skip_unknown:
-        _check_tags(tags, m.alphabet, args.tag)
-    values = _event_values(m, frame, args.value or [])
-    tags, values, keys = _take(tags, order), _take(values, order), _take(keys, order)
+        frames.check_tags(tags, m.alphabet, args.tag)
+    values = frames.event_values(m, frame, args.value or [])
+    tags, values, keys = (frames.take(x, order) for x in (tags, values, keys))
     # Skipped events keep the configuration; Monitor repeats the previous output for them.
     options: dict[str, Any] = {"engine": args.engine,
                                "unknown_tags": "skip" if args.skip_unknown else "error"}
     out = (m.run(tags, values, **options) if keys is None
            else m.run_keys(keys, tags, values, **options))
-    status, value = _input_order(out.status, order), _input_order(out.value, order)
+    status, value = (frames.to_input_order(x, order) for x in (out.status, out.value))
     result = frame.copy()
     if status.ndim == 1:
         result["status"], result["value"] = status, value
@@ -563,10 +515,17 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="decide properties of queries", epilog=_EPILOG,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     what = check.add_subparsers(dest="check", required=True, parser_class=_Parser)
-    p = what.add_parser("equiv", help="status equivalence of two queries (Theorem 5.3)")
+    p = what.add_parser("equiv", help="equivalence of two queries: statuses and values",
+                        description=_EQUIV_DESCRIPTION, epilog=_EPILOG,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("q1", metavar="Q1")
     p.add_argument("q2", metavar="Q2")
-    p.add_argument("--alphabet", metavar="a,b", help="compile both queries over these tags")
+    p.add_argument("--alphabet", metavar="a,b", help="compile both queries over these tags "
+                   "(default: the union of the tags they mention)")
+    p.add_argument("--statuses", action="store_true",
+                   help="compare statuses only (Theorem 5.3): always decided")
+    p.add_argument("--max-pairs", metavar="N", type=int, default=1_000_000,
+                   help="give up (exit 3) beyond N pairs of configurations (default 1000000)")
     json_flag(p)
     p.set_defaults(handler=_cmd_equiv)
     p = what.add_parser("restartable", help="restartability (Definition 5.4)")

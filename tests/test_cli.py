@@ -154,25 +154,73 @@ def test_equiv_query_and_its_emitted_dt(capsys, tmp_path):
     assert run_cli(capsys, "compile", SUM, "--emit", str(emit))[0] == 0
     code, out, _ = run_cli(capsys, "check", "equiv", SUM, str(emit), "--alphabet", "a,b")
     assert code == 0
-    assert "proven on statuses for every tag string; data values not compared yet" in out
+    assert out.startswith("equivalent\n") and "values: proven equal on every data word" in out
+    code, out, _ = run_cli(capsys, "check", "equiv", SUM, str(emit), "--statuses")
+    assert code == 0 and "data values not compared" in out
 
 
-def test_equiv_counterexample(capsys):
+def test_equiv_status_counterexample(capsys):
     # The sum is defined after "", the atom only after exactly "a".
     code, out, _ = run_cli(capsys, "check", "equiv", SUM, "atom(a, cur)")
     assert code == 1
+    assert "not equivalent: the output statuses differ" in out
     assert "shortest counterexample: (the empty stream)" in out
-    assert "Q1 outputs: defined" in out and "Q2 outputs: undefined" in out
+    assert "Q1 outputs: 0.0" in out and "Q2 outputs: undefined" in out
     code, out, _ = run_cli(capsys, "check", "equiv", SUM, "atom(a, cur)", "--json")
     data = json.loads(out)
     assert code == 1 and data["equivalent"] is False
-    assert data["counterexample"] == [] and data["statuses"] == [["defined"], ["undefined"]]
+    c = data["counterexample"]
+    assert (c["tags"], c["data"], c["found_by"]) == ([], [], "statuses")
+    assert c["outputs"] == [[0.0], ["undefined"]]
+    code, out, _ = run_cli(capsys, "check", "equiv", SUM, "atom(a, cur)", "--statuses", "--json")
+    data = json.loads(out)
+    assert code == 1 and data["level"] == "statuses"
+    assert data["counterexample"] == {"tags": [], "statuses": [["defined"], ["undefined"]]}
+
+
+def test_equiv_value_counterexample_is_replayed_data(capsys):
+    """max and + agree on statuses; -0.0 separates them (0 + -0.0 = 0.0, max(0, -0.0) = -0.0)."""
+    code, out, _ = run_cli(capsys, "check", "equiv", SUM, "iter(atom(a, cur), 0, max)",
+                           "--json")
+    data = json.loads(out)
+    assert code == 1 and data["equivalent"] is False
+    c = data["counterexample"]
+    m1, m2 = qre(SUM, ["a"]), qre("iter(atom(a, cur), 0, max)", ["a"])
+    values = [float(v) for v in c["data"]]
+    y1, y2 = (float(m.run(c["tags"], values, engine="reference").value[-1]) for m in (m1, m2))
+    assert [[repr(y1)], [repr(y2)]] == [[repr(v) for v in y] for y in c["outputs"]]
+    assert repr(y1) != repr(y2)
+    code, out, _ = run_cli(capsys, "check", "equiv", SUM, "iter(atom(a, cur), 0, max)")
+    assert "not equivalent: the output values differ" in out and "counterexample: a(" in out
+
+
+def test_equiv_undecided_exits_3(capsys):
+    """x + cur + 0 equals x + cur on these sums (never -0.0), but no exact rewrite proves it."""
+    plus_zero = "iter(atom(a, cur), 0, (x, y) -> x + y + 0)"
+    code, out, _ = run_cli(capsys, "check", "equiv", SUM, plus_zero)
+    assert code == 3 and out.startswith("undecided")
+    assert "proven equal on every tag string of length <=" in out and "random words" in out
+    code, out, _ = run_cli(capsys, "check", "equiv", SUM, SUM, "--max-pairs", "1", "--json")
+    assert code == 3 and json.loads(out)["equivalent"] is None
+
+
+def test_equiv_laws(capsys):
+    """or is commutative; iteration unrolled once (proven, exit 0)."""
+    assert run_cli(capsys, "check", "equiv", "or(atom(a, cur), atom(b, 2 * cur))",
+                   "or(atom(b, 2 * cur), atom(a, cur))")[0] == 0
+    assert run_cli(capsys, "check", "equiv", SUM,
+                   f"or(eps(0), split({SUM}, atom(a, cur), +))")[0] == 0
+
+
+def test_equiv_over_the_union_of_the_alphabets(capsys):
+    code, out, _ = run_cli(capsys, "check", "equiv", SUM, "split(atom(b, 0), " + SUM + ", snd)")
+    assert code == 1 and "shortest counterexample: (the empty stream)" in out
 
 
 @pytest.mark.parametrize("argv, needles", [
-    (["check", "equiv", SUM, "atom(b, cur)"], ["alphabets"]),
     (["check", "equiv", SUM, "atom(b, cur)", "--alphabet", ","], ["--alphabet"]),
     (["check", "equiv", SUM, "atom(c, cur)", "--alphabet", "a,b"], []),
+    (["check", "equiv", SUM, "atom(a, cur.x)"], ["plain cur"]),
     (["check", "equiv", SUM], ["Q2"]),
     (["check", "frob", SUM], ["frob"]),
 ])
@@ -211,7 +259,7 @@ def test_equiv_agrees_with_brute_force(data):
                          "iter(atom(a, cur), 0, +)"]).map(lambda q: f"or({first}, {q})"),
     ))
     texts = [first, second]
-    argv = ["check", "equiv", *texts, "--alphabet", "a,b", "--json"]
+    argv = ["check", "equiv", *texts, "--alphabet", "a,b", "--statuses", "--json"]
     buf = io.StringIO()
     with contextlib.redirect_stdout(buf):
         code = main(argv)
@@ -224,11 +272,11 @@ def test_equiv_agrees_with_brute_force(data):
         assert sa == sb
     else:
         assert code == 1 and answer["equivalent"] is False
-        word = tuple(answer["counterexample"])
+        word = tuple(answer["counterexample"]["tags"])
         depth = max(len(word), 1)
         sa, sb = _statuses_up_to(a, depth), _statuses_up_to(b, depth)
-        assert [names[s] for s in sa[word]] == answer["statuses"][0]
-        assert [names[s] for s in sb[word]] == answer["statuses"][1]
+        assert [names[s] for s in sa[word]] == answer["counterexample"]["statuses"][0]
+        assert [names[s] for s in sb[word]] == answer["counterexample"]["statuses"][1]
         assert sa[word] != sb[word]
         assert all(sa[w] == sb[w] for w in sa if len(w) < len(word))
 

@@ -282,6 +282,10 @@ def is_defined_or_conflict_on_empty(dt: DT) -> bool:
 
 # --------------------------------------------------------------------------- wrong rewrites
 
+BAND = """let recent = fill_with(avg_last(5, cur), avg(cur));
+           let bound = combine(avg(cur), std(cur), (m, s) -> m + K * s);
+           recent > bound"""
+
 WRONG = [
     # (left, right): each pair differs on some data word.
     ("split(atom(a, cur), atom(b, cur), (x, y) -> x - y)",
@@ -297,6 +301,8 @@ WRONG = [
     ("once(fill_with(last(cur), eps(0)) > const(3))",
      "once(fill_with(last(cur), eps(0)) >= const(3))"),
     ("avg_last(3, cur)", "avg_last(4, cur)"),
+    # A deviation band: separated only by a calm stretch and then a jump (plateau data).
+    (BAND.replace("K", "2"), BAND.replace("K", "3")),
 ]
 
 

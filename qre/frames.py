@@ -1,0 +1,207 @@
+"""Event tables → the arrays a monitor runs: tags, keys, values, event-time order.
+
+Pipeline position: beside the monitor (text → … → kernel); it turns a pandas
+DataFrame of events (read from CSV or Parquet by the ``qre run`` command,
+:mod:`qre.cli`) into the inputs of :meth:`Monitor.run` / :meth:`Monitor.run_keys`
+and puts the outputs back at the input rows.
+
+Rules (the CLI's ``run --help`` states them to users):
+
+* rows are counted from 0 over the data rows (a CSV header is not a row);
+  every data error is a :class:`FrameError` naming the column and the row;
+* a tag must be present (an empty cell is an error) and, unless unknown tags
+  are skipped, in the monitor's alphabet;
+* a value cell must be a number; an empty cell or NaN is the float NaN, an
+  ordinary data value;
+* with a time column, events run in event-time order, ties in input order (a
+  *stable* sort); the outputs are returned in input order. Times are numbers,
+  datetimes / timedeltas (as int64 nanoseconds, time-zone aware ones in UTC),
+  or text read as numbers or ISO 8601 datetimes (no offset: UTC).
+
+Messages name a column together with the ``qre run`` option that chose it
+(``--tag``, ``--value``, ``--time``, ``--key``): the command line is the user
+of this module.
+
+Cost: O(n log n) for the time order, O(n) otherwise; one pass per column.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .monitor import Monitor
+
+__all__ = [
+    "FrameError",
+    "check_tags",
+    "event_values",
+    "get_column",
+    "tag_column",
+    "take",
+    "time_order",
+    "to_input_order",
+    "value_column",
+    "where",
+]
+
+
+class FrameError(ValueError):
+    """A data error in an event table: the message names the column and the row."""
+
+
+def where(option: str, column: str, row: int) -> str:
+    """Where a data error is: rows count the data rows from 0 (a CSV header is not a row)."""
+    return f"{option} column {column!r}, row {row} (0-based data row)"
+
+
+def get_column(frame: pd.DataFrame, name: str, option: str) -> pd.Series:
+    """Column ``name``; a missing one is a FrameError listing the columns there are."""
+    if name not in frame.columns:
+        raise FrameError(f"{option}: no column {name!r} in the input "
+                         f"(columns: {', '.join(map(str, frame.columns))})")
+    return frame[name]
+
+
+def tag_column(frame: pd.DataFrame, name: str) -> np.ndarray:
+    """The ``--tag`` column as strings; a missing tag (empty cell, null) is a data error."""
+    cells = get_column(frame, name, "--tag").to_numpy(dtype=object)
+    missing = pd.isna(cells) | (cells == "")
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise FrameError(f"{where('--tag', name, row)}: missing tag (empty cell)")
+    return np.array([str(c) for c in cells], dtype=object)
+
+
+def check_tags(tags: np.ndarray, alphabet: Sequence[str], name: str) -> None:
+    """Without --skip-unknown, the first tag outside the alphabet is a data error.
+
+    Checked here rather than left to :meth:`Monitor.run`, whose message names
+    the Python keyword ``unknown_tags='skip'`` and a position in the
+    (possibly time-sorted) event array, not the input row and the option.
+    """
+    known = pd.Series(tags, dtype=object).isin(list(alphabet)).to_numpy()
+    if not known.all():
+        row = int(np.flatnonzero(~known)[0])
+        raise FrameError(f"{where('--tag', name, row)}: unknown tag {tags[row]!r}; the "
+                         f"query's alphabet is {', '.join(alphabet)}; pass --skip-unknown "
+                         f"to drop events with other tags")
+
+
+def value_column(frame: pd.DataFrame, name: str) -> np.ndarray:
+    """A ``--value`` column as float64: numbers, and NaN for missing cells (a legal value)."""
+    column = get_column(frame, name, "--value")
+    dtype = column.dtype
+    if pd.api.types.is_bool_dtype(dtype) or (pd.api.types.is_numeric_dtype(dtype)
+                                             and not pd.api.types.is_complex_dtype(dtype)):
+        return column.to_numpy(dtype=np.float64, na_value=np.nan)
+    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
+        bad = column.notna().to_numpy()
+    else:  # text (CSV strings) or Python objects: numbers parse, anything else is an error
+        cells = column.astype(object)
+        numbers = pd.to_numeric(cells, errors="coerce")
+        bad = (numbers.isna() & cells.notna()).to_numpy()
+        if not bad.any():
+            return numbers.to_numpy(dtype=np.float64, na_value=np.nan)
+    if not bad.any():  # all missing: NaN throughout
+        return np.full(len(column), np.nan)
+    row = int(np.flatnonzero(bad)[0])
+    raise FrameError(f"{where('--value', name, row)}: {column.iloc[row]!r} is not a number")
+
+
+def event_values(m: Monitor, frame: pd.DataFrame, names: list[str]) -> Any:
+    """The data the query reads: ``cur`` from one --value, ``cur.F`` from --value F.
+
+    The needs are checked here, against the DT as compiled (the optimizer may
+    drop reads), so the message speaks of options; every --value column is
+    converted (and its data errors reported) even if the query does not read it.
+    """
+    columns = {name: value_column(frame, name) for name in names}
+    source = m.unoptimized or m.dt
+    if source.reads_scalar_cur:
+        if len(columns) != 1:
+            got = f", not {len(columns)}" if columns else ""
+            raise FrameError(f"the query reads cur (one number per event): name its column "
+                             f"with exactly one --value COL{got}")
+        return next(iter(columns.values()))
+    missing = sorted(source.fields - set(columns))
+    if missing:
+        reads = ", ".join(f"cur.{f}" for f in missing)
+        raise FrameError(f"the query reads {reads}: add "
+                         f"{' '.join(f'--value {f}' for f in missing)}")
+    return {f: columns[f] for f in sorted(source.fields)} or None
+
+
+def _sortable_times(column: pd.Series, name: str) -> np.ndarray:
+    """The ``--time`` column as a numpy array whose order is the event-time order.
+
+    Numbers stay numbers (int64 keeps nanosecond epochs exact); datetimes and
+    timedeltas become int64 nanoseconds (time-zone aware ones in UTC); text
+    (CSV) is read as numbers if at least as many cells parse as numbers as
+    parse as ISO 8601 datetimes, else as datetimes (no offset: UTC).
+    """
+    dtype = column.dtype
+    if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
+        _no_missing_time(column, name)
+        if getattr(dtype, "tz", None) is not None:
+            column = column.dt.tz_convert(None)
+        return column.to_numpy().view(np.int64)
+    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
+        _no_missing_time(column, name)
+        return column.to_numpy(dtype=getattr(dtype, "numpy_dtype", dtype))
+    cells = column.astype(object)
+    _no_missing_time(cells.map(lambda c: None if isinstance(c, str) and not c.strip() else c),
+                     name)
+    numbers = pd.to_numeric(cells, errors="coerce")
+    dates = pd.to_datetime(cells, format="ISO8601", errors="coerce", utc=True)
+    n_numbers, n_dates = int(numbers.notna().sum()), int(dates.notna().sum())
+    chosen, kind = (numbers, "a number") if n_numbers >= n_dates else (dates, "a datetime")
+    bad = chosen.isna().to_numpy()
+    if bad.any():
+        row = int(np.flatnonzero(bad)[0])
+        why = ("is neither a number nor an ISO 8601 datetime" if max(n_numbers, n_dates) == 0
+               else f"is not {kind} like the column's other times")
+        raise FrameError(f"{where('--time', name, row)}: {cells.iloc[row]!r} {why}")
+    if chosen is dates:
+        return dates.dt.tz_convert(None).to_numpy().view(np.int64)
+    return numbers.to_numpy()
+
+
+def _no_missing_time(column: pd.Series, name: str) -> None:
+    missing = column.isna().to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise FrameError(f"{where('--time', name, row)}: missing time (empty cell, NaN or "
+                         f"NaT); every event needs one with --time")
+
+
+def time_order(frame: pd.DataFrame, name: str) -> np.ndarray:
+    """Row positions in event-time order, ties in input order (a stable sort).
+
+    One global stable sort suffices with --key too: :meth:`Monitor.run_keys`
+    processes each key's rows in the order given, so each key sees its own
+    events sorted by time, ties in input order.
+    """
+    times = _sortable_times(get_column(frame, name, "--time"), name)
+    return np.argsort(times, kind="stable")
+
+
+def take(data: Any, order: np.ndarray | None) -> Any:
+    """Rows ``order`` of an array, of every array of a dict, or None as is."""
+    if order is None or data is None:
+        return data
+    if isinstance(data, dict):
+        return {name: column[order] for name, column in data.items()}
+    return data[order]
+
+
+def to_input_order(outputs: np.ndarray, order: np.ndarray | None) -> np.ndarray:
+    """Outputs computed on rows ``order`` (time order), put back at their input rows."""
+    if order is None:
+        return outputs
+    aligned = np.empty_like(outputs)
+    aligned[order] = outputs
+    return aligned
