@@ -7,6 +7,7 @@ events ``tag value`` and a row of outputs (``⊥``, ``⊤`` or a number).
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import numpy as np
@@ -35,3 +36,19 @@ def test_readme_example(title, text, events, outputs):
     defined = out.status == 1
     np.testing.assert_allclose(out.value[defined],
                                [float(w) for w, s in zip(want, status, strict=True) if s == 1])
+
+
+# The command-line transcripts: "$ qre ARGS" then the exact stdout, in ``` blocks.
+TRANSCRIPTS = re.findall(r"^\$ qre (.+)\n((?:(?!\$ |```).*\n)*)", README, flags=re.M)
+
+
+def test_the_readme_has_command_transcripts():
+    assert len(TRANSCRIPTS) >= 2
+
+
+@pytest.mark.parametrize(("argv", "output"), TRANSCRIPTS, ids=[t[0][:40] for t in TRANSCRIPTS])
+def test_readme_transcript(argv, output, capsys):
+    from qre.cli import main
+
+    main(shlex.split(argv))
+    assert capsys.readouterr().out == output
