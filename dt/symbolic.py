@@ -131,12 +131,13 @@ class TermTable:
     def symbol(self, name: str) -> int:
         return self._intern(("s", name), ("s", name))
 
-    def _const_value(self, i: int) -> float | None:
+    def constant(self, i: int) -> float | None:
+        """The value of node ``i`` if it is a constant, else None."""
         node = self._nodes[i]
         return node[1] if node[0] == "c" else None
 
     def _is_const(self, i: int, value: float) -> bool:
-        c = self._const_value(i)
+        c = self.constant(i)
         return c is not None and _const_key(c) == _const_key(value)
 
     def apply(self, op: str, args: Sequence[int]) -> int:
@@ -144,7 +145,7 @@ class TermTable:
         args = tuple(args)
         if op in ("fst", "snd"):
             return args[0] if op == "fst" else args[1]
-        consts = [self._const_value(a) for a in args]
+        consts = [self.constant(a) for a in args]
         if all(c is not None for c in consts):
             return self.const(float(OPS[op].fn(*consts)))
         simpler = self._identity(op, args, consts)

@@ -11,15 +11,20 @@ from strongest to weakest claim:
    counterexample (proven; data 0.0 everywhere).
 2. **Proof by inductive invariant** (for every tag string, all data). On each
    reachable pair of unit configurations P, guess which defined registers of
-   the two DTs hold equal values: a partition of the defined states. One step
-   from P on tag σ is evaluated *symbolically* (:mod:`dt.symbolic`), each class
-   of P's partition being one unknown; registers whose new terms normalize to
-   the same node stay together in the successor's partition. Partitions only
-   get finer, so this greatest fixpoint (Houdini's algorithm) is reached after
-   finitely many steps; the initial pair is partitioned by the initial
-   vectors' values. If at the fixpoint every pair of corresponding defined
-   outputs is in one class, by induction on the length of the word the
-   outputs are equal on every word: **proven**.
+   the two DTs hold equal values (a partition of the defined states) and
+   which hold a known constant (constant classes: flags, fixed defaults). One
+   step from P on tag σ is evaluated *symbolically* (:mod:`dt.symbolic`), each
+   class of P being one unknown (a constant class its constant); registers
+   whose new terms normalize to the same node stay together in the
+   successor's partition, a constant node makes a constant class. Partitions
+   only get finer, so this greatest fixpoint (Houdini's algorithm, with
+   constant propagation) is reached after finitely many steps; the initial
+   pair is partitioned by the initial vectors' values. If at the fixpoint
+   every pair of corresponding defined outputs is in one class, by induction
+   on the length of the word the outputs are equal on every word: **proven**.
+   Not expressible, hence not proven this way: relations other than equality
+   (``f > 0`` for flags that differ but agree in sign), and equalities that
+   need float-inexact algebra.
 3. **Bounded symbolic search** (for every tag string up to a length k). The
    tag strings of length 0, 1, …, k are walked level by level with one symbol
    per event's data (strings that reach identical symbolic configurations are
@@ -249,7 +254,8 @@ def _same(a: XValue, b: XValue) -> bool:
 
 
 _Node = tuple[UnitConfig, UnitConfig]
-_Partition = tuple[int, ...]  # per state of A then B: a class number, -1 if not defined
+_Const = tuple[str, float]  # a class whose registers hold this constant: (key, value)
+_Partition = tuple[int | _Const, ...]  # per state of A then B: a class, -1 if not defined
 
 
 def _entry(table: TermTable, v: XValue) -> int:
@@ -260,17 +266,35 @@ def _units(config: SymConfig) -> UnitConfig:
     return tuple(0 if e == SYM_BOT else 2 if e == SYM_TOP else 1 for e in config)
 
 
-def _partition(entries: Sequence[int]) -> _Partition:
-    """Registers grouped by node id, classes numbered by first occurrence."""
+def _partition(table: TermTable, entries: Sequence[int]) -> _Partition:
+    """Registers grouped by node id: a constant node is a constant class, other classes
+    are numbered by first occurrence."""
     number: dict[int, int] = {}
-    return tuple(-1 if e < 0 else number.setdefault(e, len(number)) for e in entries)
+
+    def label(e: int) -> int | _Const:
+        if e < 0:
+            return -1
+        value = table.constant(e)
+        if value is not None:
+            return (float(value).hex(), value)
+        return number.setdefault(e, len(number))
+
+    return tuple(label(e) for e in entries)
 
 
 def _meet(p: _Partition, q: _Partition) -> _Partition:
-    """The coarsest partition finer than both (same definedness in both)."""
-    number: dict[tuple[int, int], int] = {}
-    return tuple(-1 if x < 0 else number.setdefault((x, y), len(number))
-                 for x, y in zip(p, q, strict=True))
+    """The coarsest partition finer than both (same definedness in both); a register
+    stays a constant only if both say the same constant."""
+    number: dict[tuple, int] = {}
+
+    def label(x: int | _Const, y: int | _Const) -> int | _Const:
+        if x == -1:
+            return -1
+        if isinstance(x, tuple) and x == y:
+            return x
+        return number.setdefault((x, y), len(number))
+
+    return tuple(label(x, y) for x, y in zip(p, q, strict=True))
 
 
 def _prove(pair: _Pair, max_pairs: int) -> tuple[bool, int]:
@@ -281,7 +305,7 @@ def _prove(pair: _Pair, max_pairs: int) -> tuple[bool, int]:
     ca = ev_a.initial([_entry(table, v) for v in pair.xa])
     cb = ev_b.initial([_entry(table, v) for v in pair.xb])
     start = (_units(ca), _units(cb))
-    parts: dict[_Node, _Partition] = {start: _partition(ca + cb)}
+    parts: dict[_Node, _Partition] = {start: _partition(table, ca + cb)}
     work: deque[_Node] = deque([start])
     queued = {start}
     while work:
@@ -301,7 +325,7 @@ def _prove(pair: _Pair, max_pairs: int) -> tuple[bool, int]:
     fa = [pair.a.state_index[q] for q in pair.a.final]
     fb = [na + pair.b.state_index[q] for q in pair.b.final]
     proven = all(part[i] == part[j] for part in parts.values()
-                 for i, j in zip(fa, fb, strict=True) if part[i] >= 0 and part[j] >= 0)
+                 for i, j in zip(fa, fb, strict=True) if part[i] != -1 and part[j] != -1)
     log.debug("invariant over %d pairs: %s", len(parts), "proven" if proven else "not proven")
     return proven, len(parts)
 
@@ -313,7 +337,11 @@ def _symbolic_edge(ev_a: SymbolicEvaluator, ev_b: SymbolicEvaluator, node: _Node
     table.clear()  # nothing is kept from one edge to the next but partitions
     na = len(node[0])
     units = node[0] + node[1]
-    old = tuple(SYM_BOT if s == 0 else SYM_TOP if s == 2 else table.symbol(f"r{part[i]}")
+
+    def unknown(c: int | _Const) -> int:
+        return table.const(c[1]) if isinstance(c, tuple) else table.symbol(f"r{c}")
+
+    old = tuple(SYM_BOT if s == 0 else SYM_TOP if s == 2 else unknown(part[i])
                 for i, s in enumerate(units))
 
     def cur(field: str | None) -> int:
@@ -321,7 +349,7 @@ def _symbolic_edge(ev_a: SymbolicEvaluator, ev_b: SymbolicEvaluator, node: _Node
 
     new_a = ev_a.step(old[:na], tag, cur)
     new_b = ev_b.step(old[na:], tag, cur)
-    return (_units(new_a), _units(new_b)), _partition(new_a + new_b)
+    return (_units(new_a), _units(new_b)), _partition(table, new_a + new_b)
 
 
 # --------------------------------------------------------------------------- step 3: bounded

@@ -212,6 +212,26 @@ def test_registers_of_the_same_shape_are_not_confused() -> None:
     assert value_equivalent(dt("x"), dt("x")).equivalent is True
 
 
+def test_constant_registers_are_proven_per_configuration() -> None:
+    """f := 1 on a, f := 2 on b (g is defined after b only, so each flag value has its own
+    configuration); o := (previous f) > 0. Two DTs whose flags differ (1/2 vs 5/7) give
+    the same o: proven by constant classes; but f itself differs after b."""
+    def dt(one: float, two: float, out: str) -> DT:
+        f, positive = Var("f"), Apply("gt", (Var("f"), Const(0.0)))
+        return DT(("a", "b"), ("f", "g", "o"), (), (out,), (
+            Transition("b", frozenset(), "g", Const(0.0)),
+            Transition("a", frozenset(), "f", Const(float(one))),
+            Transition("b", frozenset(), "f", Const(float(two))),
+            Transition("a", frozenset({f}), "o", positive),
+            Transition("b", frozenset({f}), "o", positive),
+        ))
+    assert value_equivalent(dt(1, 2, "o"), dt(5, 7, "o")).equivalent is True
+    r = value_equivalent(dt(1, 2, "f"), dt(1, 7, "f"))
+    assert r.equivalent is False and r.counterexample.tags == ("b",)
+    r = value_equivalent(dt(1, 2, "f"), dt(1, 1, "f"))
+    assert r.equivalent is False and r.counterexample.tags == ("b",)
+
+
 def test_conflicts_are_exact() -> None:
     """x' := cur twice is ⊤ (d ⊔ d), whatever the values: not equal to x' := cur once."""
     once = DT(("a",), ("x",), (), ("x",), (Transition("a", frozenset(), "x", Cur()),))
