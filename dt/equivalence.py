@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from .model import DT
 from .projection import UnitConfig, UnitEvaluator, status_vector, unit_evaluator
 from .reference import evaluate
-from .values import BOT, TOP, Status, XValue
+from .search import SearchLimitError, default_statuses, path_to, vector_with_statuses
 
 __all__ = ["EquivalenceLimitError", "StatusEquivalence", "status_equivalent"]
 
@@ -44,7 +44,7 @@ log = logging.getLogger(__name__)
 _Pair = tuple[UnitConfig, UnitConfig]
 
 
-class EquivalenceLimitError(ValueError):
+class EquivalenceLimitError(SearchLimitError):
     """The search met more than ``max_pairs`` reachable pairs without finding a difference.
 
     The answer is then unknown (neither equivalence nor a counterexample was
@@ -52,10 +52,7 @@ class EquivalenceLimitError(ValueError):
     """
 
     def __init__(self, explored: int, max_pairs: int) -> None:
-        super().__init__(f"status equivalence undecided: more than {max_pairs} reachable pairs "
-                         f"of configurations ({explored} discovered) and no difference so far; "
-                         f"raise max_pairs to search further")
-        self.explored = explored
+        super().__init__("equivalence", "pairs of configurations", explored, max_pairs)
         self.max_pairs = max_pairs
 
 
@@ -96,13 +93,6 @@ def _check_interfaces(a: DT, b: DT) -> None:
                          f"states vs {len(b.final)}; outputs are compared in order")
 
 
-def _default_status(dt: DT, x_status: Sequence[int] | None) -> tuple[int, ...]:
-    """All initial states defined (the Monitor feeds 0.0) unless statuses are given."""
-    if x_status is None:
-        return (int(Status.DEFINED),) * len(dt.initial)
-    return tuple(int(s) for s in x_status)
-
-
 class _Stepper:
     """Unit steps of one DT, memoized per (configuration, tag)."""
 
@@ -118,17 +108,6 @@ class _Stepper:
         return hit
 
 
-def _path(parents: dict[_Pair, tuple[_Pair, str] | None], pair: _Pair) -> tuple[str, ...]:
-    """The tag string that led the search from the initial pair to ``pair``."""
-    tags: list[str] = []
-    link = parents[pair]
-    while link is not None:
-        pair, tag = link
-        tags.append(tag)
-        link = parents[pair]
-    return tuple(reversed(tags))
-
-
 def status_equivalent(a: DT, b: DT, x_status_a: Sequence[int] | None = None,
                       x_status_b: Sequence[int] | None = None, *,
                       max_pairs: int = 1_000_000) -> StatusEquivalence:
@@ -142,7 +121,7 @@ def status_equivalent(a: DT, b: DT, x_status_a: Sequence[int] | None = None,
     replayed on the reference evaluator before it is returned.
     """
     _check_interfaces(a, b)
-    xa, xb = _default_status(a, x_status_a), _default_status(b, x_status_b)
+    xa, xb = default_statuses(a, x_status_a), default_statuses(b, x_status_b)
     ev_a, ev_b = unit_evaluator(a), unit_evaluator(b)
     step_a, step_b = _Stepper(ev_a), _Stepper(ev_b)
     tags = sorted(a.alphabet)  # a fixed order makes the shortest counterexample deterministic
@@ -169,17 +148,11 @@ def status_equivalent(a: DT, b: DT, x_status_a: Sequence[int] | None = None,
     if found is None:
         log.debug("status-equivalent after %d pairs", explored)
         return StatusEquivalence(True, None, None, explored)
-    word = _path(parents, found)
+    word = path_to(parents, found)
     statuses = (ev_a.outputs(found[0]), ev_b.outputs(found[1]))
     _replay(a, b, xa, xb, word, statuses)
     log.debug("not status-equivalent after %d pairs: %s", explored, word)
     return StatusEquivalence(False, word, statuses, explored)
-
-
-def _vector(x_status: Sequence[int]) -> tuple[XValue, ...]:
-    """An initial vector with the given statuses; defined entries are 0.0."""
-    return tuple(BOT if s == Status.UNDEFINED else TOP if s == Status.CONFLICT else 0.0
-                 for s in x_status)
 
 
 def _replay(a: DT, b: DT, xa: Sequence[int], xb: Sequence[int], word: tuple[str, ...],
@@ -191,8 +164,8 @@ def _replay(a: DT, b: DT, xa: Sequence[int], xb: Sequence[int], word: tuple[str,
     not breadth-first). A failure is a bug in this module or the projection.
     """
     data = [(tag, 0.0) for tag in word]
-    out_a = [status_vector(y) for y in evaluate(a, _vector(xa), data)]
-    out_b = [status_vector(y) for y in evaluate(b, _vector(xb), data)]
+    out_a = [status_vector(y) for y in evaluate(a, vector_with_statuses(xa), data)]
+    out_b = [status_vector(y) for y in evaluate(b, vector_with_statuses(xb), data)]
     if (out_a[-1], out_b[-1]) != statuses or statuses[0] == statuses[1]:
         raise AssertionError(f"counterexample {word} does not replay: the reference evaluator "
                              f"gives {out_a[-1]} vs {out_b[-1]}, the search claimed {statuses}")

@@ -60,7 +60,8 @@ from .errors import PreconditionError
 from .model import DT
 from .projection import UnitConfig, UnitEvaluator, unit_evaluator
 from .reference import initial_config, outputs, step
-from .values import BOT, TOP, XValue, status_of, union
+from .search import vector_with_statuses
+from .values import BOT, XValue, status_of, union
 
 __all__ = [
     "RestartWitness",
@@ -261,10 +262,6 @@ def _unit_outcome(ev: UnitEvaluator, tags: Sequence[str], threads: Sequence[tupl
     return ev.outputs(config), separate
 
 
-def _data_vector(x: Vector) -> tuple[XValue, ...]:
-    return tuple(BOT if s == 0 else TOP if s == 2 else _STAR_VALUE for s in x)
-
-
 def replay(dt: DT, witness: RestartWitness) -> tuple[tuple[XValue, ...], tuple[XValue, ...]]:
     """Run ``witness`` on data with :mod:`dt.reference` (⋆ ↦ 1.0, every event value 1.0).
 
@@ -275,14 +272,14 @@ def replay(dt: DT, witness: RestartWitness) -> tuple[tuple[XValue, ...], tuple[X
     restarts: dict[int, tuple[XValue, ...]] = {}
     for position, x in witness.threads:
         prior = restarts.get(position, bottom)
-        restarts[position] = tuple(union(a, b) for a, b in zip(prior, _data_vector(x),
-                                                                strict=True))
+        fresh = vector_with_statuses(x, _STAR_VALUE)
+        restarts[position] = tuple(union(a, b) for a, b in zip(prior, fresh, strict=True))
     config = initial_config(dt, restarts.get(0, bottom))
     for t, tag in enumerate(witness.tags, start=1):
         config = step(dt, config, tag, _STAR_VALUE, restart=restarts.get(t))
     separate: tuple[XValue, ...] = (BOT,) * len(dt.final)
     for position, x in witness.threads:
-        thread = initial_config(dt, _data_vector(x))
+        thread = initial_config(dt, vector_with_statuses(x, _STAR_VALUE))
         for tag in witness.tags[position:]:
             thread = step(dt, thread, tag, _STAR_VALUE)
         separate = tuple(union(a, b) for a, b in zip(separate, outputs(dt, thread),

@@ -4,7 +4,8 @@ Subcommands::
 
     qre compile Q [--stats] [--dot FILE] [--emit FILE.json] [--json]
     qre check equiv Q1 Q2 [--alphabet a,b] [--statuses] [--max-pairs N] [--json]
-    qre check restartable Q [--json]
+    qre check restartable Q [--max-states N] [--json]
+    qre check language Q [--max-configs N] [--json]
     qre run Q --input FILE [--key COL] [--tag COL] [--time COL] [--value COL ...]
             [--skip-unknown] [--engine {auto,reference,table,codegen}]
             [--output FILE] [--json]
@@ -67,7 +68,8 @@ import pandas as pd
 
 from dt import DT
 from dt.equivalence import EquivalenceLimitError, StatusEquivalence, status_equivalent
-from dt.restartability import check_restartable
+from dt.languages import languages
+from dt.restartability import check_restartable, output_synchronized
 from dt.value_equivalence import value_equivalent
 from dt.values import BOT, TOP, XValue, status_of
 
@@ -96,6 +98,7 @@ examples:
   qre compile @sum.qre --dot sum.dot --emit sum.json
   qre check equiv 'iter(atom(a, cur), 0, +)' sum.json --alphabet a,b
   qre check restartable 'alphabet a, b; once(count() >= const(3))'
+  qre check language 'split(atom(a, cur), iter(atom(b, cur), 0, +), +)'
   qre run @sum.qre --input events.csv --key user --tag tag --value amount --output out.parquet
 
 exit codes: 0 success / equivalent / restartable, 1 not equivalent / not
@@ -122,6 +125,33 @@ says what was proven and what was only tested, up to which length.
 exit codes: 0 equivalent (proven), 1 not equivalent (a counterexample is
 printed), 2 usage or input error, 3 undecided (statuses equal, values not
 proven and no counterexample found; or the search limit was reached).
+"""
+
+
+_RESTARTABLE_DESCRIPTION = """\
+Is Q's DT (as compiled, before the optimizer) restartable (seed 003,
+Definition 5.4)? A restartable DT can replace many threads of computation by
+one configuration; the constructions of split and iter need it. Decided by
+the procedure of Theorem 5.6 on the unit projection; a violation comes with a
+witness (tags, the threads' start positions and initial statuses, the
+outputs of the restarted run and of the separate threads) replayed on the
+reference evaluator. Compiled base queries are restartable (Theorem 5.7);
+temporal queries need not be. Also says whether the DT is output-synchronized.
+
+exit codes: 0 restartable, 1 not (a witness is printed), 2 error (or the
+search limit was reached).
+"""
+
+_LANGUAGE_DESCRIPTION = """\
+For each output of Q: L, the tag strings after which it is defined, and
+L-bar (the rate), those after which it is defined or a conflict. Says
+whether each is empty or universal (every tag string), with a shortest tag
+string in it and a shortest one outside it. Exact: statuses depend only on
+the tag string (seed 003, Theorem 5.2), and the reachable configurations of
+the unit projection are searched breadth-first; every witness is replayed on
+the reference evaluator.
+
+exit codes: 0 answered, 2 error (or the search limit was reached).
 """
 
 
@@ -335,10 +365,15 @@ def _data_word(tags: Sequence[str], data: Sequence[Any]) -> str:
 def _cmd_restartable(args: argparse.Namespace) -> int:
     """Definition 5.4 on the DT as compiled (before the optimizer)."""
     m = _load(args.query)
-    answer = check_restartable(m.unoptimized or m.dt)
-    data: dict[str, Any] = {"restartable": answer.restartable, "explored": answer.explored}
+    dt = m.unoptimized or m.dt
+    answer = check_restartable(dt, max_states=args.max_states)
+    synchronized = output_synchronized(dt)
+    data: dict[str, Any] = {"restartable": answer.restartable, "explored": answer.explored,
+                            "output_synchronized": synchronized}
+    sync_line = (f"output-synchronized: {'yes' if synchronized else 'no'} (the outputs are "
+                 f"{'always' if synchronized else 'not always'} all undefined or all not)")
     if answer.restartable:
-        lines = ["restartable"]
+        lines = ["restartable", sync_line]
     else:
         w = answer.witness
         assert w is not None  # not restartable always comes with a witness
@@ -350,9 +385,54 @@ def _cmd_restartable(args: argparse.Namespace) -> int:
         lines += [f"  thread at position {t['position']}: initial {', '.join(t['initial'])}"
                   for t in threads]
         lines += [f"restarted run outputs: {', '.join(_status_names(w.restarted))}",
-                  f"separate threads give: {', '.join(_status_names(w.separate))}"]
+                  f"separate threads give: {', '.join(_status_names(w.separate))}",
+                  sync_line]
     _emit(args, data, lines)
     return EXIT_OK if answer.restartable else EXIT_NO
+
+
+def _cmd_language(args: argparse.Namespace) -> int:
+    """Emptiness and universality of L (defined) and L̄ (defined or conflict) per output."""
+    m = _load(args.query)
+    outs = languages(m.dt, max_configs=args.max_configs)
+    names = _output_names(m)
+    data: dict[str, Any] = {"outputs": [], "explored": outs[0].explored if outs else 0}
+    lines: list[str] = []
+    for name, o in zip(names, outs, strict=True):
+        data["outputs"].append({
+            "output": name,
+            "L": {"empty": o.empty, "universal": o.universal,
+                  "shortest_in": _json_word(o.in_l), "shortest_not_in": _json_word(o.not_in_l)},
+            "L_bar": {"empty": o.rate_empty, "universal": o.rate_universal,
+                      "shortest_in": _json_word(o.in_rate),
+                      "shortest_not_in": _json_word(o.not_in_rate)}})
+        if len(outs) > 1:
+            lines.append(f"output {name}:")
+        lines += [f"L (defined):             {_language_line(o.in_l, o.not_in_l)}",
+                  f"L-bar (defined or ⊤):    {_language_line(o.in_rate, o.not_in_rate)}"]
+    _emit(args, data, lines)
+    return EXIT_OK
+
+
+def _output_names(m: Monitor) -> tuple[str, ...]:
+    """The final states' names in the DT as given: the optimizer keeps the order of the
+    outputs but not necessarily the names of the final states."""
+    names = (m.unoptimized or m.dt).final
+    return names if len(names) == len(m.dt.final) else m.dt.final
+
+
+def _json_word(word: tuple[str, ...] | None) -> list[str] | None:
+    return None if word is None else list(word)
+
+
+def _language_line(inside: tuple[str, ...] | None, outside: tuple[str, ...] | None) -> str:
+    """"empty", "all tag strings", or both shortest witnesses."""
+    if inside is None:
+        return "empty (no tag string)"
+    if outside is None:
+        return "universal (every tag string)"
+    return (f"neither empty nor universal: shortest in: {_tag_string(inside)}; "
+            f"shortest not in: {_tag_string(outside)}")
 
 
 # --------------------------------------------------------------------------- run
@@ -446,10 +526,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if status.ndim == 1:
         result["status"], result["value"] = status, value
     else:  # several outputs: one status / value pair per final state, in order
-        # Named after the DT as given: the optimizer keeps the order of the outputs
-        # but not necessarily the names of the final states.
-        names = (m.unoptimized or m.dt).final
-        for j, name in enumerate(names if len(names) == len(out.final) else out.final):
+        for j, name in enumerate(_output_names(m)):
             result[f"status_{name}"], result[f"value_{name}"] = status[:, j], value[:, j]
     if args.output and args.output != "-":
         _write_frame(result, args.output)
@@ -528,10 +605,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="give up (exit 3) beyond N pairs of configurations (default 1000000)")
     json_flag(p)
     p.set_defaults(handler=_cmd_equiv)
-    p = what.add_parser("restartable", help="restartability (Definition 5.4)")
+    p = what.add_parser("restartable", help="restartability (Definition 5.4)",
+                        description=_RESTARTABLE_DESCRIPTION, epilog=_EPILOG,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("query", metavar="Q")
+    p.add_argument("--max-states", metavar="N", type=int, default=1_000_000,
+                   help="give up (exit 2) beyond N search nodes (default 1000000)")
     json_flag(p)
     p.set_defaults(handler=_cmd_restartable)
+    p = what.add_parser("language", help="emptiness / universality of L and L-bar",
+                        description=_LANGUAGE_DESCRIPTION, epilog=_EPILOG,
+                        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("query", metavar="Q")
+    p.add_argument("--max-configs", metavar="N", type=int, default=1_000_000,
+                   help="give up (exit 2) beyond N configurations (default 1000000)")
+    json_flag(p)
+    p.set_defaults(handler=_cmd_language)
 
     p = sub.add_parser("run", help="run Q over a CSV or Parquet file", epilog=_RUN_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -288,7 +288,7 @@ def test_equiv_agrees_with_brute_force(data):
 def test_restartable_query(capsys, query):
     """Theorem 5.7: compiled base queries (and this help example) are restartable."""
     code, out, _ = run_cli(capsys, "check", "restartable", query)
-    assert code == 0 and out.strip() == "restartable"
+    assert code == 0 and out.splitlines()[0] == "restartable"
     code, out, _ = run_cli(capsys, "check", "restartable", query, "--json")
     assert code == 0 and json.loads(out)["restartable"] is True
 
@@ -311,6 +311,64 @@ def test_not_restartable_paper_counterexample(capsys, tmp_path):
     w = data["witness"]
     assert w["restarted"] != w["separate"]
     assert set(w["tags"]) <= {"a", "b"} and w["threads"]
+
+
+def test_restartable_reports_output_synchronization(capsys):
+    """combine(Q1, Q2) of different rates is not output-synchronized (§5.2); a sum is."""
+    code, out, _ = run_cli(capsys, "check", "restartable", SUM, "--json")
+    assert code == 0 and json.loads(out)["output_synchronized"] is True
+    d = DT(("a", "b"), ("i", "f", "g"), ("i",), ("f", "g"), (
+        Transition("a", frozenset({Var("i")}), "f", Var("i")),
+        Transition("b", frozenset({Var("i")}), "g", Var("i"))))
+    code, out, _ = run_cli(capsys, "check", "restartable", _dt_file(d))
+    assert "output-synchronized: no" in out
+
+
+def _dt_file(d: DT) -> str:
+    path = Path(tempfile.mkdtemp()) / "d.json"
+    path.write_text(d.to_json())
+    return str(path)
+
+
+# --------------------------------------------------------------------------- check language
+
+
+def test_language_of_a_split(capsys):
+    """split(a, b*): L = L̄ = a·b*: shortest in "a", shortest outside "" (independently
+    checked on the reference evaluator below)."""
+    q = "split(atom(a, cur), iter(atom(b, cur), 0, +), +)"
+    code, out, _ = run_cli(capsys, "check", "language", q, "--json")
+    (o,) = json.loads(out)["outputs"]
+    assert code == 0
+    assert o["L"] == {"empty": False, "universal": False, "shortest_in": ["a"],
+                      "shortest_not_in": []}
+    assert o["L_bar"] == o["L"]
+    m = qre(q, ["a", "b"])
+    assert m.run(["a"], [1.0], engine="reference").status[-1] == 1
+    assert m.initial[0] == 0
+
+
+def test_language_universal_and_empty(capsys):
+    code, out, _ = run_cli(capsys, "check", "language", SUM)
+    assert code == 0 and out.count("universal (every tag string)") == 2
+    # Two defined contributions on every a: L is empty, L̄ is not.
+    d = DT(("a",), ("i", "f"), ("i",), ("f",), (
+        Transition("a", frozenset({Var("i")}), "f", Var("i")),
+        Transition("a", frozenset({Var("i")}), "f", Var("i"))))
+    code, out, _ = run_cli(capsys, "check", "language", _dt_file(d))
+    assert code == 0
+    assert "L (defined):             empty (no tag string)" in out
+    assert "shortest in: a; shortest not in: (the empty stream)" in out
+
+
+def test_language_several_outputs_and_limit(capsys):
+    d = DT(("a", "b"), ("i", "f", "g"), ("i",), ("f", "g"), (
+        Transition("a", frozenset({Var("i")}), "f", Var("i")),
+        Transition("b", frozenset({Var("i")}), "g", Var("i"))))
+    code, out, _ = run_cli(capsys, "check", "language", _dt_file(d))
+    assert code == 0 and "output f:" in out and "output g:" in out
+    assert_user_error(*run_cli(capsys, "check", "language", _dt_file(d), "--max-configs", "1"),
+                      "undecided")
 
 
 def test_restartable_bad_input_exits_2(capsys):
