@@ -592,35 +592,32 @@ def build_parser() -> argparse.ArgumentParser:
     check = sub.add_parser("check", help="decide properties of queries", epilog=_EPILOG,
                            formatter_class=argparse.RawDescriptionHelpFormatter)
     what = check.add_subparsers(dest="check", required=True, parser_class=_Parser)
-    p = what.add_parser("equiv", help="equivalence of two queries: statuses and values",
-                        description=_EQUIV_DESCRIPTION, epilog=_EPILOG,
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("q1", metavar="Q1")
-    p.add_argument("q2", metavar="Q2")
+
+    def add_check(name: str, handler: Any, summary: str, description: str,
+                  queries: tuple[str, ...], limit: str, limit_help: str) -> argparse.ArgumentParser:
+        p = what.add_parser(name, help=summary, description=description, epilog=_EPILOG,
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        for q in queries:  # Q is args.query as in compile and run; Q1, Q2 are args.q1, q2
+            p.add_argument("query" if q == "Q" else q.lower(), metavar=q)
+        p.add_argument(limit, metavar="N", type=int, default=1_000_000,
+                       help=f"{limit_help} (default 1000000)")
+        json_flag(p)
+        p.set_defaults(handler=handler)
+        return p
+
+    p = add_check("equiv", _cmd_equiv, "equivalence of two queries: statuses and values",
+                  _EQUIV_DESCRIPTION, ("Q1", "Q2"), "--max-pairs",
+                  "give up (exit 3) beyond N pairs of configurations")
     p.add_argument("--alphabet", metavar="a,b", help="compile both queries over these tags "
                    "(default: the union of the tags they mention)")
     p.add_argument("--statuses", action="store_true",
                    help="compare statuses only (Theorem 5.3): always decided")
-    p.add_argument("--max-pairs", metavar="N", type=int, default=1_000_000,
-                   help="give up (exit 3) beyond N pairs of configurations (default 1000000)")
-    json_flag(p)
-    p.set_defaults(handler=_cmd_equiv)
-    p = what.add_parser("restartable", help="restartability (Definition 5.4)",
-                        description=_RESTARTABLE_DESCRIPTION, epilog=_EPILOG,
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("query", metavar="Q")
-    p.add_argument("--max-states", metavar="N", type=int, default=1_000_000,
-                   help="give up (exit 2) beyond N search nodes (default 1000000)")
-    json_flag(p)
-    p.set_defaults(handler=_cmd_restartable)
-    p = what.add_parser("language", help="emptiness / universality of L and L-bar",
-                        description=_LANGUAGE_DESCRIPTION, epilog=_EPILOG,
-                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("query", metavar="Q")
-    p.add_argument("--max-configs", metavar="N", type=int, default=1_000_000,
-                   help="give up (exit 2) beyond N configurations (default 1000000)")
-    json_flag(p)
-    p.set_defaults(handler=_cmd_language)
+    add_check("restartable", _cmd_restartable, "restartability (Definition 5.4)",
+              _RESTARTABLE_DESCRIPTION, ("Q",), "--max-states",
+              "give up (exit 2) beyond N search nodes")
+    add_check("language", _cmd_language, "emptiness / universality of L and L-bar",
+              _LANGUAGE_DESCRIPTION, ("Q",), "--max-configs",
+              "give up (exit 2) beyond N configurations")
 
     p = sub.add_parser("run", help="run Q over a CSV or Parquet file", epilog=_RUN_EPILOG,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
