@@ -153,9 +153,20 @@ class _Search:
         self.alphabet = dt.alphabet
         self.xs = restart_vectors(len(dt.initial))
         self.bottom = self.xs[0]
+        self.fresh = {x: self.ev.initial(x) for x in self.xs}  # Δ_i(x): a new thread
         self.max_states = max_states
         self.parent: dict[_Node, _Parent] = {}
         self.queue: deque[_Node] = deque()
+        # Unit steps memoized per (configuration, tag, restart): the triples of phase 2
+        # recombine far fewer distinct configurations, each stepped once per tag.
+        self._steps: dict[tuple[UnitConfig, str, Vector | None], UnitConfig] = {}
+
+    def step(self, config: UnitConfig, tag: str, x: Vector | None = None) -> UnitConfig:
+        key = (config, tag, x)
+        hit = self._steps.get(key)
+        if hit is None:
+            hit = self._steps[key] = self.ev.step(config, tag, x)
+        return hit
 
     def visit(self, node: _Node, parent: _Parent) -> None:
         if node in self.parent:
@@ -190,26 +201,25 @@ class _Search:
         return None
 
     def expand(self, node: _Node) -> None:
-        ev = self.ev
         for tag in self.alphabet:
             if node[0] == "0":
-                self.visit(("0", ev.step(node[1], tag)), (node, tag, ()))
+                self.visit(("0", self.step(node[1], tag)), (node, tag, ()))
             elif node[0] == "2":
-                p, q, r = (ev.step(c, tag) for c in node[1:])
+                p, q, r = (self.step(c, tag) for c in node[1:])
                 self.visit(("2", p, q, r), (node, tag, ()))
             else:
                 self.expand_phase1(node, tag)
 
     def expand_phase1(self, node: _Node, tag: str) -> None:
-        ev, c = self.ev, node[1]
-        after: dict[Vector, UnitConfig] = {x: ev.step(c, tag, x) for x in self.xs}
+        c = node[1]
+        after: dict[Vector, UnitConfig] = {x: self.step(c, tag, x) for x in self.xs}
         for x in self.xs:
             self.visit(("1", after[x]), (node, tag, (x,)))
         # Thread k starts here: q restarts with xa, p with xa ⊔ xk.
         for xa, xk in itertools.product(self.xs, repeat=2):
             joined = _join_vectors(xa, xk)
-            p = after[joined] if joined in after else ev.step(c, tag, joined)
-            self.visit(("2", p, after[xa], ev.initial(xk)), (node, tag, (xa, xk)))
+            p = after[joined] if joined in after else self.step(c, tag, joined)
+            self.visit(("2", p, after[xa], self.fresh[xk]), (node, tag, (xa, xk)))
 
     def history(self, node: _Node) -> tuple[tuple[str, ...], list[tuple[int, Vector]]]:
         """The tag string to ``node`` and its threads (q's non-⊥ restarts, then pk)."""

@@ -14,11 +14,12 @@ from __future__ import annotations
 from components import components
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from query_strategies import base_queries
+from query_strategies import base_queries, temporal_queries
 from strategies import alphabets, arbitrary_dts, data_values, sized_words
 from util import same_vector
 
 import dt.constructions as c
+from codegen.optimize import optimize
 from dt.errors import PreconditionError
 from dt.functions import DataFunction
 from dt.model import DT, INIT, Transition
@@ -238,3 +239,30 @@ def test_output_synchronized_on_random_runs(data):
     for config in configs:
         out = status_vector(outputs(dt, config))
         assert all(s == 0 for s in out) or all(s != 0 for s in out)
+
+
+# --------------------------------------------------------------------------- the optimizer
+
+
+@given(data=st.data())
+@settings(max_examples=80)
+def test_the_optimizer_keeps_restartability(data):
+    """qre check restartable searches the optimized DT: the answers must agree, and a
+    witness found there must break (iii) on the original too (proof of Theorem 5.6:
+    restartability depends only on the outputs of runs with restarts, which the
+    optimizer keeps)."""
+    if data.draw(st.booleans()):
+        dt = data.draw(arbitrary_dts(max_states=4, max_transitions=6))
+    else:
+        alphabet = data.draw(alphabets(2, 2))
+        query = data.draw(st.one_of(base_queries(alphabet, depth=2),
+                                    temporal_queries(alphabet, depth=2)))
+        dt = compile_query(check(query, alphabet).query, alphabet).value
+    small = optimize(dt)
+    r, s = check_restartable(dt), check_restartable(small)
+    assert r.restartable == s.restartable
+    assert output_synchronized(dt) == output_synchronized(small)
+    if s.witness is not None:
+        got, want = replay(dt, s.witness)
+        assert (status_vector(got), status_vector(want)) == (s.witness.restarted,
+                                                             s.witness.separate)
