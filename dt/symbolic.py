@@ -220,16 +220,34 @@ class TermTable:
         Each shared node is computed once (children have smaller ids). Raises
         KeyError for a symbol without a value.
         """
-        value: dict[int, float] = {}
-        for i in self._reachable(roots):
+        return self.evaluator(roots)(assignment)
+
+    def evaluator(self, roots: Sequence[int]) -> Callable[[Mapping[str, float]], list[float]]:
+        """:meth:`evaluate` for fixed ``roots``, compiled once: a straight-line program over
+        the nodes below them, children first (cheap to run on many assignments)."""
+        order = self._reachable(roots)
+        slot = {i: k for k, i in enumerate(order)}
+        program: list[tuple] = []
+        for i in order:
             node = self._nodes[i]
-            if node[0] == "c":
-                value[i] = node[1]
-            elif node[0] == "s":
-                value[i] = float(assignment[node[1]])
+            if node[0] == "a":
+                program.append(("a", OPS[node[1]].fn, tuple(slot[a] for a in node[2])))
             else:
-                value[i] = float(OPS[node[1]].fn(*(value[a] for a in node[2])))
-        return [value[r] for r in roots]
+                program.append(node)
+        outputs = [slot[r] for r in roots]
+
+        def run(assignment: Mapping[str, float]) -> list[float]:
+            values: list[float] = []
+            for kind, x, *args in program:
+                if kind == "c":
+                    values.append(x)
+                elif kind == "s":
+                    values.append(float(assignment[x]))
+                else:
+                    values.append(float(x(*(values[k] for k in args[0]))))
+            return [values[k] for k in outputs]
+
+        return run
 
     def show(self, i: int, limit: int = 400) -> str:
         """A node as TERM text (symbols as names), cut with ``…`` beyond ``limit`` characters."""

@@ -43,8 +43,11 @@ both DTs before it is reported; a failed replay is an AssertionError (a bug).
 Costs: step 2 evaluates each (pair, tag) edge symbolically, O(size) per
 evaluation, once plus once per refinement of the source pair's partition
 (at most |Q1| + |Q2| refinements per pair). Step 3 costs O(size) per string
-explored and at most ``max_strings`` strings; step 4 ``random_words`` runs of
-the reference evaluator.
+explored, at most ``max_strings`` strings and ``max_depth`` levels, and goes
+no deeper than the level where 256 cases are unresolved; each unresolved case
+costs up to ``data_tries`` evaluations of the two terms (the edge values only
+after the first 64 cases). Step 4 is ``random_words`` runs of the reference
+evaluator.
 """
 
 from __future__ import annotations
@@ -79,6 +82,12 @@ log = logging.getLogger(__name__)
 EDGE_VALUES = (0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -3.0, 0.1, 0.2, 0.3, 1e16, -1e16, 1e308,
                -1e308, 5e-324, math.inf, -math.inf, math.nan)
 """Values tried first when searching data that separates two terms."""
+
+_FULL_SEARCHES = 64
+"""Unresolved cases searched with the full ``data_tries``; later ones with the edge values."""
+
+_MAX_UNRESOLVED = 256
+"""The bounded search goes no deeper once this many cases are unresolved."""
 
 
 @dataclass(frozen=True)
@@ -379,7 +388,10 @@ class _BoundedSearch:
                     return found
             self.strings += len(level)
             self.bound = depth
-            if depth == max_depth or self.strings + len(level) * len(self.pair.tags) > max_strings:
+            # Stop deepening at the string budget, or once many cases stayed unresolved:
+            # longer strings then mostly repeat the same difference, at a growing cost.
+            if (depth == max_depth or self.unresolved >= _MAX_UNRESOLVED
+                    or self.strings + len(level) * len(self.pair.tags) > max_strings):
                 break
             level = self._next_level(level, depth + 1)
         return None
@@ -411,21 +423,25 @@ class _BoundedSearch:
     def _separate(self, ya: int, yb: int, word: tuple[str, ...]) -> DataCounterexample | None:
         """Search data on which the terms ``ya`` and ``yb`` differ; replay it as a word."""
         names = sorted(self.table.symbols([ya, yb]))
-        for assignment in self._assignments(names):
-            va, vb = self.table.evaluate([ya, yb], assignment)
+        evaluate = self.table.evaluator([ya, yb])
+        # The first cases get the full budget; later ones (longer strings, usually the
+        # same difference again) only the edge values, which keeps undecided runs short.
+        tries = self.data_tries if self.unresolved < _FULL_SEARCHES else len(EDGE_VALUES)
+        for assignment in self._assignments(names, tries):
+            va, vb = evaluate(assignment)
             if not same_value(va, vb):
                 return self.pair.replay(self._word(word, assignment), "symbolic search")
         return None
 
-    def _assignments(self, names: list[str]):  # type: ignore[no-untyped-def]
+    def _assignments(self, names: list[str], tries: int):  # type: ignore[no-untyped-def]
         """Edge values for all symbols at once, then random data profiles over the positions."""
-        for value in EDGE_VALUES[:self.data_tries]:
+        for value in EDGE_VALUES[:tries]:
             yield dict.fromkeys(names, value)
         # A symbol is data_symbol(position, field): one profile per field, read by position.
         where = {n: (int(n[1:].partition(".")[0]), n.partition(".")[2] or None) for n in names}
         n = max((p for p, _ in where.values()), default=0)
         fields = {f for _, f in where.values()}
-        for _ in range(max(0, self.data_tries - len(EDGE_VALUES))):
+        for _ in range(max(0, tries - len(EDGE_VALUES))):
             profiles = {f: _data_profile(self.rng, n) for f in fields}
             yield {name: profiles[f][p - 1] for name, (p, f) in where.items()}
 
