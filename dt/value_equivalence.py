@@ -27,13 +27,19 @@ from strongest to weakest claim:
    need float-inexact algebra.
 3. **Bounded symbolic search** (for every tag string up to a length k). The
    tag strings of length 0, 1, …, k are walked level by level with one symbol
-   per event's data (strings that reach identical symbolic configurations are
-   merged, keeping the first). Where the two output terms normalize to the
-   same node, the outputs agree on that string for all data (proven up to k).
-   Where they differ, data that separates them is searched: edge values
-   (signed zeros, ±1, infinities, NaN, extremes, decimals such as 0.1 that
-   expose rounding) for all symbols, then random mixes; a separation is a
+   per event's data; a string that reaches a pair of symbolic configurations
+   met before (at any level) is not explored again: its future is the same up
+   to the names of the fresh data symbols, and term equality does not depend
+   on names. Where the two output terms normalize to the same node, the
+   outputs agree on that string for all data (proven up to k). Where they
+   differ, data that separates them is searched: edge values (signed zeros,
+   ±1, infinities, NaN, extremes, decimals such as 0.1 that expose rounding)
+   for all symbols, then plateaus and random mixes; a separation is a
    **counterexample**. Otherwise the pair stays *unresolved* (tested only).
+   When a level brings nothing new, every reachable pair has been compared:
+   if all outputs agreed, the values are **proven** equal on every word
+   ("exhaustive"; monitors whose registers hold finitely many values, such as
+   the boolean temporal queries, are decided this way).
 4. **Random testing** on longer words (reference evaluator, every prefix),
    when nothing was proven or refuted.
 
@@ -111,7 +117,9 @@ class ValueEquivalence:
     """The answer of :func:`value_equivalent`: what was proven, refuted or only tested.
 
     * ``status`` — the status-level answer (always decided, Theorem 5.3);
-    * ``proven`` — values equal on every word (the inductive invariant holds);
+    * ``proven`` — values equal on every word: ``proof`` says how, "invariant"
+      (step 2) or "exhaustive" (step 3 met every reachable symbolic
+      configuration, up to the names of the data, and all outputs agreed);
     * ``counterexample`` — a replayed data word that separates the DTs, or None;
     * ``bound`` — every tag string of length ≤ ``bound`` was evaluated
       symbolically (-1: the search was not run); ``strings`` how many
@@ -125,6 +133,7 @@ class ValueEquivalence:
 
     status: StatusEquivalence
     proven: bool
+    proof: str
     counterexample: DataCounterexample | None
     bound: int
     strings: int
@@ -149,9 +158,14 @@ class ValueEquivalence:
             return [f"not equivalent: found by {self.counterexample.found_by}, replayed on the "
                     f"reference evaluator"]
         lines = ["statuses: proven equal on every tag string (Theorem 5.3)"]
-        if self.proven:
+        if self.proof == "invariant":
             lines.append("values: proven equal on every data word (inductive invariant over "
                          f"{self.explored} pairs of configurations)")
+            return lines
+        if self.proof == "exhaustive":
+            lines.append(f"values: proven equal on every data word (all {self.strings} "
+                         f"reachable symbolic configurations compared, tag strings up to "
+                         f"length {self.bound})")
             return lines
         lines.append("values: not proven for all words")
         if self.bound >= 0:
@@ -188,18 +202,20 @@ def value_equivalent(a: DT, b: DT, x_a: Sequence[XValue] | None = None,
     if not status.equivalent:
         word = tuple((tag, pair.event(lambda _: 0.0)) for tag in status.counterexample or ())
         found = pair.replay(word, "statuses")
-        return ValueEquivalence(status, False, found, -1, 0, 0, 0, 0, status.explored)
+        return ValueEquivalence(status, False, "", found, -1, 0, 0, 0, 0, status.explored)
     proven, explored = _prove(pair, max_pairs)
     if proven:
-        return ValueEquivalence(status, True, None, -1, 0, 0, 0, 0, explored)
+        return ValueEquivalence(status, True, "invariant", None, -1, 0, 0, 0, 0, explored)
     rng = random.Random(seed)
     search = _BoundedSearch(pair, rng, data_tries)
     found = search.run(max_depth, max_strings)
+    if found is None and search.complete and search.unresolved == 0:
+        return ValueEquivalence(status, True, "exhaustive", None, search.bound, search.strings,
+                                0, 0, 0, explored)
+    tested = 0
     if found is None:
         found, tested = _random_testing(pair, rng, random_words, random_length)
-    else:
-        tested = 0
-    return ValueEquivalence(status, False, found, search.bound, search.strings,
+    return ValueEquivalence(status, False, "", found, search.bound, search.strings,
                             search.unresolved, tested, random_length if tested else 0, explored)
 
 
@@ -374,6 +390,11 @@ class _BoundedSearch:
         self.bound = -1
         self.strings = 0
         self.unresolved = 0
+        self.complete = False  # every reachable symbolic configuration pair was compared
+        # Pairs met at any level. A pair met again later has the same future up to the
+        # names of the data symbols its successors read (fresh for it either way), and
+        # term equality does not depend on names: it need not be explored twice.
+        self._seen: set[tuple[SymConfig, SymConfig]] = set()
         self._tried: set[tuple[int, int]] = set()
 
     def run(self, max_depth: int, max_strings: int) -> DataCounterexample | None:
@@ -381,6 +402,7 @@ class _BoundedSearch:
         level: dict[tuple[SymConfig, SymConfig], tuple[str, ...]] = {
             (self.ev_a.initial([_entry(t, v) for v in self.pair.xa]),
              self.ev_b.initial([_entry(t, v) for v in self.pair.xb])): ()}
+        self._seen.update(level)
         for depth in range(max_depth + 1):
             for configs, word in level.items():
                 found = self._compare(configs, word)
@@ -394,6 +416,9 @@ class _BoundedSearch:
                     or self.strings + len(level) * len(self.pair.tags) > max_strings):
                 break
             level = self._next_level(level, depth + 1)
+            if not level:  # nothing new: every reachable pair has been compared
+                self.complete = True
+                break
         return None
 
     def _next_level(self, level: dict, position: int) -> dict:
@@ -404,7 +429,9 @@ class _BoundedSearch:
         for (ca, cb), word in level.items():
             for tag in self.pair.tags:
                 succ = (self.ev_a.step(ca, tag, cur), self.ev_b.step(cb, tag, cur))
-                nxt.setdefault(succ, (*word, tag))  # the first string reaching it is kept
+                if succ not in self._seen:
+                    self._seen.add(succ)
+                    nxt[succ] = (*word, tag)  # the first string reaching it is kept
         return nxt
 
     def _compare(self, configs: tuple[SymConfig, SymConfig],

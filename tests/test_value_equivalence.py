@@ -9,6 +9,7 @@ algebraic laws of QRE (seed 003, §5.3), which hold on every word.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -340,3 +341,58 @@ def test_wrong_rewrites_are_caught_with_a_replayed_counterexample(left, right) -
     else:
         (sa, va), (sb, vb) = ((o.status[-1], o.value[-1]) for o in outs)
         assert sa != sb or not same_value(float(va), float(vb)), (c, sa, va, sb, vb)
+
+
+# --------------------------------------------------------------------------- exhaustive proofs
+
+
+def _last_is(tag: str) -> str:
+    return f"(fill_with(split(any_word(), atom({tag}, 1), snd), const(0)) > const(0))"
+
+
+_formulas = st.recursive(
+    st.sampled_from([_last_is("a"), _last_is("b")]),
+    lambda inner: st.one_of(
+        inner.map(lambda p: f"prev({p})"), inner.map(lambda p: f"once({p})"),
+        inner.map(lambda p: f"hist({p})"), inner.map(lambda p: f"!{p}"),
+        st.tuples(inner, inner, st.sampled_from(["&&", "||", "since", "wsince"])).map(
+            lambda t: f"({t[0]} {t[2]} {t[1]})")),
+    max_leaves=4)
+
+
+def _all_words(alphabet: tuple[str, ...], length: int):  # type: ignore[no-untyped-def]
+    for n in range(length + 1):
+        yield from itertools.product(alphabet, repeat=n)
+
+
+@settings(max_examples=40, deadline=None)
+@given(_formulas, _formulas)
+def test_boolean_monitors_are_decided_exhaustively(f, g) -> None:  # type: ignore[no-untyped-def]
+    """Past-time formulas over "the last event is a/b" hold finitely many values, so the
+    symbolic search meets every reachable configuration: always decided, and right on
+    every tag string up to length 6 (the reference evaluator, one run per string)."""
+    a, b = (qre(f"alphabet a, b; {q}").dt for q in (f, g))
+    r = value_equivalent(a, b)
+    assert r.equivalent is not None, r.summary()
+    differs = any(first_difference(a, b, (0.0,) * len(a.initial), (0.0,) * len(b.initial),
+                                   [(t, 0.0) for t in w]) is not None
+                  for w in _all_words(("a", "b"), 6))
+    if r.equivalent:
+        assert r.proof in ("invariant", "exhaustive") and not differs
+    else:
+        assert len(r.counterexample.tags) > 6 or differs
+
+
+def test_a_search_stopped_by_its_bound_proves_nothing() -> None:
+    """count() < 5 and true agree on every string of length < 5, on all data; a search cut
+    at length 3 must not call that a proof (random testing then finds the difference)."""
+    a = qre("alphabet a; count() < const(5)").dt
+    b = qre("alphabet a; const(1) > const(0)").dt
+    r = value_equivalent(a, b, max_depth=3)
+    assert r.bound == 3 and r.unresolved == 0 and not r.proven
+    assert r.equivalent is False and r.counterexample.found_by == "random testing"
+    r = value_equivalent(a, b, max_depth=3, random_words=0)
+    assert r.equivalent is None and "length <= 3" in " ".join(r.summary())
+    # Unbounded, the search reaches length 5 and finds it symbolically.
+    r = value_equivalent(a, b)
+    assert r.equivalent is False and r.counterexample.tags == ("a",) * 5
