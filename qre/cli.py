@@ -168,8 +168,9 @@ scale (benchmarks/checkers.py on 2 cores; table in benchmarks/CHECKERS.md):
 the checks search the reachable status configurations of the DTs. Compiled
 queries of size 50 to 100 (splits, iterations, combines, temporal operators)
 reach 2 to 40 of them, and the checks answer in under 0.1 s, except
-restartable on nested splits (0.9 s at size 48, 14,593 triples) and an
-undecided equiv, whose bounded search and random tests take about 2 s. What
+restartable on nested splits (its triples: 0.9 s and 14,593 at size 48, over
+a minute at size 76) and an undecided equiv, whose bounded search and random
+tests take about 2 s. What
 limits them is that number: about 8,000 pairs/s for equiv on statuses, 700
 to 1,000/s for the value invariant, 16,000 nodes/s for restartable, 30,000/s
 for language. A query such as "the n-th last event is a" has 2^n: at size 48
