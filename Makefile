@@ -8,6 +8,7 @@ PYTHON := .venv/bin/python
 demo:
 	scripts/bootstrap.sh
 	$(PYTHON) -m qre.demo
+	$(PYTHON) -m spark_udf.demo
 
 # ruff first (seconds), then the whole suite. pytest exits 5 when it collects no
 # tests; that is a failure here too, and says so.

@@ -1,13 +1,24 @@
-"""spark_udf: monitors over Spark DataFrames and streams (empty for now).
+"""spark_udf: monitors over Spark DataFrames (API.md, "Spark").
 
 Pipeline position: the last stage, after the compiled engines (``codegen``):
-a ``qre.Monitor`` runs once per key inside Spark.
+a ``qre.Monitor`` runs once per key inside Spark's Python workers.
 
-It will provide ``local_session()``, ``monitor_frame(df, m, key=, time=,
-tag=, value=)`` (batch) and ``monitor_stream(stream_df, m, ..., watermark=,
-checkpoint=)`` (structured streaming), taking a DataFrame of events and
-returning one output row per input event with the input's key, time and tag
-columns plus ``status`` and ``value`` (../shared/API.md, "Spark").
+Takes a DataFrame of events (key, event time, tag, value columns) and a
+compiled Monitor; returns one output row per input event with the input's
+key, time and tag columns plus ``status`` and ``value``.
 
-This package is empty: it arrives with the [spark] issue.
+* :func:`local_session` (:mod:`~spark_udf.session`) — the embedded
+  ``local[*]`` SparkSession: no UI, few shuffle partitions, Arrow on.
+* :func:`monitor_frame` (:mod:`~spark_udf.batch`) — batch: events ordered
+  by time within each key (a documented tie rule), one grouped pandas UDF
+  per key running the monitor's Numba kernel.
+
+Costs: one shuffle by key; then O(DT size) per event in the kernel, plus
+Spark's per-group overhead. Structured Streaming (``monitor_stream``) is
+not written yet.
 """
+
+from .batch import monitor_fingerprint, monitor_frame
+from .session import local_session
+
+__all__ = ["local_session", "monitor_fingerprint", "monitor_frame"]

@@ -1,0 +1,180 @@
+"""spark_udf on a real local Spark: monitor_frame against the monitor's own keyed runs.
+
+One SparkSession for the module (starting the JVM costs seconds). The
+expectation is computed without Spark and without spark_udf's sort: the
+events are ordered by (key, time, tiebreak, tag, value) with numpy's
+lexsort and run with ``Monitor.run_keys`` on the table engine (itself
+differential-tested against the reference evaluator); every output row must
+match, status and value bit for bit (NaN sign aside).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from query_strategies import temporal_queries, top_queries
+
+from dt import DT, Transition, Var, parse_term
+from qre import Monitor, qre
+from qre.printer import to_text
+
+pyspark = pytest.importorskip("pyspark")
+
+from spark_udf import local_session, monitor_fingerprint, monitor_frame  # noqa: E402
+
+ALPHABET = ("a", "b")
+
+
+@pytest.fixture(scope="module")
+def spark():  # type: ignore[no-untyped-def]
+    return local_session("qre-tests", master="local[2]")
+
+
+def expected(m: Monitor, frame: pd.DataFrame, value_cols: list[str],
+             ties: list[str] = ()) -> pd.DataFrame:  # type: ignore[assignment]
+    """Rows sorted by (key, time, ties, tag, values), NaN values last; run_keys on them."""
+    keys_for_sort = [frame[c].to_numpy() for c in ("k", "t", *ties, "tag")]
+    for c in value_cols:  # NaN last: sort on (isnan, value)
+        v = frame[c].to_numpy(dtype=float)
+        keys_for_sort += [np.isnan(v), np.nan_to_num(v, nan=0.0)]
+    order = np.lexsort(tuple(reversed(keys_for_sort)))
+    rows = frame.iloc[order].reset_index(drop=True)
+    data = (rows[value_cols[0]].to_numpy(float) if len(value_cols) == 1
+            else {c: rows[c].to_numpy(float) for c in value_cols})
+    out = m.run_keys(rows["k"].to_numpy(), rows["tag"].to_numpy(object), data, engine="table")
+    return pd.DataFrame({"k": rows["k"], "t": rows["t"], "tag": rows["tag"],
+                         "status": out.status.astype(np.int8), "value": out.value})
+
+
+def collected(out) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+    """Spark's rows in a canonical order: each key's rows come out in processing order
+    (the order of the group's pandas frame), so only the keys need sorting."""
+    pdf = out.toPandas()
+    return pdf.sort_values("k", kind="mergesort").reset_index(drop=True)
+
+
+def assert_rows_equal(got: pd.DataFrame, want: pd.DataFrame) -> None:
+    want = want.sort_values("k", kind="mergesort").reset_index(drop=True)
+    assert list(got.columns) == list(want.columns)
+    assert len(got) == len(want)
+    for c in ("k", "t", "tag", "status"):
+        np.testing.assert_array_equal(got[c].to_numpy(), want[c].to_numpy(), err_msg=c)
+    g, w = got["value"].to_numpy(float), want["value"].to_numpy(float)
+    both_nan = np.isnan(g) & np.isnan(w)
+    assert np.array_equal(np.where(both_nan, 0, g).view(np.int64),
+                          np.where(both_nan, 0, w).view(np.int64))
+
+
+@st.composite
+def keyed_frames(draw):  # type: ignore[no-untyped-def]
+    """Events of 1..5 keys with few distinct times (many ties) and values with repeats."""
+    n = draw(st.integers(1, 40))
+    return pd.DataFrame({
+        "k": draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)),
+        "t": draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)),
+        "tag": draw(st.lists(st.sampled_from(ALPHABET), min_size=n, max_size=n)),
+        "v": draw(st.lists(st.sampled_from([-1.0, 0.0, 0.5, 2.0, float("nan")]),
+                           min_size=n, max_size=n)),
+    })
+
+
+@settings(max_examples=12)
+@given(st.one_of(top_queries(ALPHABET, 2), temporal_queries(ALPHABET, 1)).map(to_text),
+       keyed_frames())
+def test_random_queries_match_run_keys(spark, text, frame) -> None:  # type: ignore[no-untyped-def]
+    m = qre(text, list(ALPHABET))
+    df = spark.createDataFrame(frame, "k long, t long, tag string, v double")
+    out = monitor_frame(df, m, key="k", time="t", tag="tag", value="v")
+    assert out.schema.simpleString() == ("struct<k:bigint,t:bigint,tag:string,"
+                                         "status:tinyint,value:double>")
+    assert_rows_equal(collected(out), expected(m, frame, ["v"]))
+
+
+def test_ties_follow_the_tiebreak_then_tag_then_value(spark) -> None:  # type: ignore[no-untyped-def]
+    """Equal times: the 'seq' column decides if given; else tag, then value (NaN last)."""
+    m = qre("iter(atom(_, cur), 0, (x, y) -> 10 * x + y)", list(ALPHABET))
+    frame = pd.DataFrame({"k": [1, 1, 1, 1], "t": [5, 5, 5, 4], "tag": ["b", "a", "a", "b"],
+                          "v": [1.0, 3.0, 2.0, 9.0], "seq": [0, 2, 1, 3]})
+    df = spark.createDataFrame(frame)
+    got = collected(monitor_frame(df, m, key="k", time="t", tag="tag", value="v"))
+    # t=4 first (9), then t=5: a 2, a 3, b 1 → 9, 92, 923, 9231
+    assert got["value"].tolist() == [9.0, 92.0, 923.0, 9231.0]
+    got = collected(monitor_frame(df, m, key="k", time="t", tag="tag", value="v",
+                                  tiebreak="seq"))
+    # t=4 first (9), then seq 0, 1, 2: b 1, a 2, a 3
+    assert got["value"].tolist() == [9.0, 91.0, 912.0, 9123.0]
+    assert_rows_equal(got, expected(m, frame, ["v"], ["seq"]).drop(columns=[]))
+
+
+def test_records_and_several_outputs(spark) -> None:  # type: ignore[no-untyped-def]
+    """A DT from JSON with two outputs reading cur.x and cur.y, times as floats."""
+    d = DT(ALPHABET, ("s", "p"), ("s", "p"), ("s", "p"), (
+        Transition("a", frozenset({Var("s")}), "s", parse_term("s + cur.x")),
+        Transition("a", frozenset({Var("p")}), "p", parse_term("p")),
+        Transition("b", frozenset({Var("s")}), "s", parse_term("s")),
+        Transition("b", frozenset({Var("p")}), "p", parse_term("p + cur.y"))))
+    m = Monitor.from_dt(DT.from_json(d.to_json()))
+    frame = pd.DataFrame({"k": [7, 7, 8, 7], "t": [1.5, 0.5, 1.0, 2.5],
+                          "tag": ["a", "b", "a", "b"], "x": [1.0, 2.0, 3.0, 4.0],
+                          "y": [2.0, 3.0, 4.0, 5.0]})
+    out = monitor_frame(spark.createDataFrame(frame), m, key="k", time="t", tag="tag",
+                        value=["x", "y"])
+    got = out.toPandas().sort_values(["k", "t"]).reset_index(drop=True)
+    assert list(got.columns) == ["k", "t", "tag", "status_s", "value_s", "status_p", "value_p"]
+    # key 7 in time order: b (y=3), a (x=1), b (y=5); key 8: a (x=3)
+    assert got["t"].tolist() == [0.5, 1.5, 2.5, 1.0]
+    assert got["value_s"].tolist() == [0.0, 1.0, 1.0, 3.0]
+    assert got["value_p"].tolist() == [3.0, 3.0, 8.0, 0.0]
+    assert got["status_s"].tolist() == got["status_p"].tolist() == [1, 1, 1, 1]
+
+
+def test_bad_columns_fail_before_the_job(spark) -> None:  # type: ignore[no-untyped-def]
+    df = spark.createDataFrame(pd.DataFrame({"k": [1], "t": [1], "tag": ["a"], "v": [1.0]}))
+    m = qre("iter(atom(a, cur), 0, +)", list(ALPHABET))
+    with pytest.raises(ValueError, match="no column 'time' for time"):
+        monitor_frame(df, m, key="k", time="time", tag="tag", value="v")
+    with pytest.raises(ValueError, match="exactly one value column, not 0"):
+        monitor_frame(df, m, key="k", time="t", tag="tag")
+    fields = qre("iter(atom(a, cur.x), 0, +)", list(ALPHABET))
+    with pytest.raises(ValueError, match=r"reads cur.x: add 'x'"):
+        monitor_frame(df, fields, key="k", time="t", tag="tag", value=["v"])
+
+
+def test_null_time_and_unknown_tags_fail_the_job_with_the_key(spark) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.errors import PythonException
+
+    m = qre("iter(atom(a, cur), 0, +)", list(ALPHABET))
+    df = spark.createDataFrame([(3, None, "a", 1.0)], "k long, t long, tag string, v double")
+    with pytest.raises(PythonException, match=r"column 't' \(time\) is null for key 3"):
+        monitor_frame(df, m, key="k", time="t", tag="tag", value="v").collect()
+    df = spark.createDataFrame([(3, 1, "zz", 1.0), (3, 2, "a", 2.0)],
+                               "k long, t long, tag string, v double")
+    with pytest.raises(PythonException, match="unknown tag 'zz'"):
+        monitor_frame(df, m, key="k", time="t", tag="tag", value="v").collect()
+    out = monitor_frame(df, m, key="k", time="t", tag="tag", value="v", unknown_tags="skip")
+    assert collected(out)["value"].tolist() == [0.0, 2.0]
+
+
+def test_fingerprint_tells_queries_apart() -> None:
+    a, b = qre("iter(atom(a, cur), 0, +)"), qre("iter(atom(a, cur), 0, +)")
+    assert monitor_fingerprint(a) == monitor_fingerprint(b)
+    assert monitor_fingerprint(a) != monitor_fingerprint(qre("iter(atom(a, cur), 1, +)"))
+
+
+def test_the_demo_runs_the_login_query_per_user_in_time_order(spark, capsys) -> None:  # type: ignore[no-untyped-def]
+    """``make demo``'s Spark half: its printed values are each user's outputs in ts order."""
+    from spark_udf import demo
+
+    assert demo.main([]) == 0
+    printed = capsys.readouterr().out.splitlines()[2:]
+    events = pd.read_csv(demo.EXAMPLES / "logins.csv").sort_values(["user", "ts"],
+                                                                    kind="mergesort")
+    m = qre((demo.EXAMPLES / "failed_since_ok.qre").read_text())
+    want = []
+    for _, rows in events.groupby("user", sort=True):
+        want += m.run(rows["tag"].tolist()).value.tolist()
+    assert [float(line.split()[-1]) for line in printed] == want
+    assert len(printed) == len(events) == 12
