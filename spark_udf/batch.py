@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Sequence
+import math
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -87,16 +88,24 @@ def _worker_monitor(plan: _Plan) -> Monitor:
     return m
 
 
+METHODS = ("sorted", "grouped")
+"""How :func:`monitor_frame` runs: ``"sorted"`` (repartition by key, sort
+within partitions, ``mapInArrow`` over Arrow batches carrying each key's
+configuration across batches) or ``"grouped"`` (``groupBy(key).applyInPandas``,
+one pandas frame per key)."""
+
+
 def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
                   value: str | Sequence[str] | None = None, *,
                   tiebreak: str | Sequence[str] = (), engine: str = "auto",
-                  unknown_tags: str = "error") -> Any:
+                  unknown_tags: str = "error", method: str = "sorted") -> Any:
     """Run ``monitor`` over the events of ``df``, one independent stream per key.
 
     ``value`` names the column read as ``cur``, or (a list) the columns read
     as ``cur.FIELD``; ``tiebreak`` columns order events with equal times
     (see the module docstring for the whole rule). ``engine`` and
-    ``unknown_tags`` are those of :meth:`qre.Monitor.run`. Returns a DataFrame
+    ``unknown_tags`` are those of :meth:`qre.Monitor.run`; ``method`` one of
+    :data:`METHODS` (same rows either way). Returns a DataFrame
     of ``key, time, tag, status, value`` (``status_F, value_F`` per output F
     with several outputs), one row per input row. Raises ValueError at once
     for a missing column or value columns that do not match what the query
@@ -114,11 +123,23 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
                  scalar, outputs, engine, unknown_tags)
     schema = _output_schema(df.schema, plan)
     needed = list(dict.fromkeys([key, time, tag, *values, *ties]))
+    events = df.select(*needed)
+    if method == "grouped":
+        def run_group(pdf: pd.DataFrame) -> pd.DataFrame:
+            return _run_group(pdf, plan)
 
-    def run_group(pdf: pd.DataFrame) -> pd.DataFrame:
-        return _run_group(pdf, plan)
+        return events.groupBy(key).applyInPandas(run_group, schema)
+    if method != "sorted":
+        raise ValueError(f"unknown method {method!r}; methods: {', '.join(METHODS)}")
+    from pyspark.sql import functions as F
 
-    return df.select(*needed).groupBy(key).applyInPandas(run_group, schema)
+    order = [F.col(c).asc_nulls_last() for c in (key, time, *ties, tag, *values)]
+    ordered = events.repartition(key).sortWithinPartitions(*order)
+
+    def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
+        return _run_partition(batches, plan, schema)
+
+    return ordered.mapInArrow(run_partition, schema)
 
 
 def _check_columns(df: Any, single: dict[str, str], multiple: dict[str, Sequence[str]]) -> None:
@@ -173,7 +194,7 @@ def _run_group(pdf: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
     except ValueError as e:  # positions are in the key's time order: say which key
         raise ValueError(f"monitor_frame, key {key!r} (events in time order): {e}") from None
     result = pd.DataFrame({plan.key: events[plan.key], plan.time: events[plan.time],
-                           plan.tag: events[plan.tag].astype(str)})
+                           plan.tag: events[plan.tag].map(_text)})
     status = out.status.astype(np.int8)
     if not plan.outputs:
         result["status"], result["value"] = status, out.value
@@ -181,6 +202,86 @@ def _run_group(pdf: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
         for j, name in enumerate(plan.outputs):
             result[f"status_{name}"], result[f"value_{name}"] = status[:, j], out.value[:, j]
     return result
+
+
+def _run_partition(batches: Iterator[Any], plan: _Plan, schema: Any) -> Iterator[Any]:
+    """A partition sorted by (key, time, ties, tag, values): each key's rows are
+    contiguous, possibly across Arrow batches, so the configuration of the key at
+    the end of a batch is carried into the next one (a :class:`qre.monitor.Session`)."""
+    import pyarrow as pa
+
+    m = _worker_monitor(plan)
+    arrow_schema = _arrow_schema(schema)
+    carried: tuple[Any, Any] | None = None  # (key, session) of the last key of the batch
+    for batch in batches:
+        events = batch.to_pandas()
+        if len(events) == 0:
+            continue
+        if events[plan.time].isna().any():
+            row = int(np.flatnonzero(events[plan.time].isna().to_numpy())[0])
+            raise ValueError(f"monitor_frame: column {plan.time!r} (time) is null for key "
+                             f"{_plain(events[plan.key].iloc[row])!r}; every event needs a time")
+        ids, uniques = pd.factorize(events[plan.key], use_na_sentinel=False)
+        bounds = np.flatnonzero(np.diff(ids)) + 1
+        starts, ends = np.r_[0, bounds], np.r_[bounds, len(events)]
+        status = np.empty((len(events), max(1, len(plan.outputs))), dtype=np.int8)
+        value = np.empty((len(events), max(1, len(plan.outputs))), dtype=np.float64)
+        tags = events[plan.tag].to_numpy(dtype=object)
+        data = _event_data(events, plan)
+        for g, (lo, hi) in enumerate(zip(starts, ends, strict=True)):
+            key = _plain(uniques[ids[lo]])
+            if carried is not None and g == 0 and _same_key(carried[0], key):
+                session = carried[1]
+            else:
+                session = m.session(engine=plan.engine)
+            rows = slice(lo, hi)
+            try:
+                out = session.feed(tags[rows], _take_rows(data, rows),
+                                   unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
+            except ValueError as e:
+                raise ValueError(f"monitor_frame, key {key!r} (events in time order): {e}") \
+                    from None
+            status[rows] = out.status.reshape(hi - lo, -1)
+            value[rows] = out.value.reshape(hi - lo, -1)
+            carried = (key, session)
+        columns = [batch.column(plan.key), batch.column(plan.time),
+                   batch.column(plan.tag).cast(pa.string())]
+        for j in range(status.shape[1]):
+            columns += [pa.array(status[:, j]), pa.array(value[:, j])]
+        yield pa.RecordBatch.from_arrays(columns, schema=arrow_schema)
+
+
+def _arrow_schema(schema: Any) -> Any:
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    return to_arrow_schema(schema)
+
+
+def _text(tag: Any) -> str | None:
+    return None if _is_null(tag) else str(tag)
+
+
+def _plain(key: Any) -> Any:
+    return key.item() if isinstance(key, np.generic) else key
+
+
+def _same_key(a: Any, b: Any) -> bool:
+    """Key equality as Spark groups keys: all nulls (and NaNs) are one key."""
+    if _is_null(a) or _is_null(b):
+        return _is_null(a) and _is_null(b)
+    return bool(a == b)
+
+
+def _is_null(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def _take_rows(data: Any, rows: slice) -> Any:
+    if data is None:
+        return None
+    if isinstance(data, dict):
+        return {name: column[rows] for name, column in data.items()}
+    return data[rows]
 
 
 def _event_data(events: pd.DataFrame, plan: _Plan) -> Any:

@@ -24,13 +24,17 @@ from qre.printer import to_text
 pyspark = pytest.importorskip("pyspark")
 
 from spark_udf import local_session, monitor_fingerprint, monitor_frame  # noqa: E402
+from spark_udf.batch import METHODS  # noqa: E402
 
 ALPHABET = ("a", "b")
 
 
 @pytest.fixture(scope="module")
 def spark():  # type: ignore[no-untyped-def]
-    return local_session("qre-tests", master="local[2]")
+    # Tiny Arrow batches: every key's events span several batches in the "sorted" method,
+    # which must carry the key's configuration from one batch to the next.
+    return local_session("qre-tests", master="local[2]",
+                         config={"spark.sql.execution.arrow.maxRecordsPerBatch": "3"})
 
 
 def expected(m: Monitor, frame: pd.DataFrame, value_cols: list[str],
@@ -81,35 +85,39 @@ def keyed_frames(draw):  # type: ignore[no-untyped-def]
     })
 
 
+@pytest.mark.parametrize("method", METHODS)
 @settings(max_examples=12)
 @given(st.one_of(top_queries(ALPHABET, 2), temporal_queries(ALPHABET, 1)).map(to_text),
        keyed_frames())
-def test_random_queries_match_run_keys(spark, text, frame) -> None:  # type: ignore[no-untyped-def]
+def test_random_queries_match_run_keys(spark, method, text, frame) -> None:  # type: ignore[no-untyped-def]
     m = qre(text, list(ALPHABET))
     df = spark.createDataFrame(frame, "k long, t long, tag string, v double")
-    out = monitor_frame(df, m, key="k", time="t", tag="tag", value="v")
+    out = monitor_frame(df, m, key="k", time="t", tag="tag", value="v", method=method)
     assert out.schema.simpleString() == ("struct<k:bigint,t:bigint,tag:string,"
                                          "status:tinyint,value:double>")
     assert_rows_equal(collected(out), expected(m, frame, ["v"]))
 
 
-def test_ties_follow_the_tiebreak_then_tag_then_value(spark) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("method", METHODS)
+def test_ties_follow_the_tiebreak_then_tag_then_value(spark, method) -> None:  # type: ignore[no-untyped-def]
     """Equal times: the 'seq' column decides if given; else tag, then value (NaN last)."""
     m = qre("iter(atom(_, cur), 0, (x, y) -> 10 * x + y)", list(ALPHABET))
     frame = pd.DataFrame({"k": [1, 1, 1, 1], "t": [5, 5, 5, 4], "tag": ["b", "a", "a", "b"],
                           "v": [1.0, 3.0, 2.0, 9.0], "seq": [0, 2, 1, 3]})
     df = spark.createDataFrame(frame)
-    got = collected(monitor_frame(df, m, key="k", time="t", tag="tag", value="v"))
+    got = collected(monitor_frame(df, m, key="k", time="t", tag="tag", value="v",
+                                  method=method))
     # t=4 first (9), then t=5: a 2, a 3, b 1 → 9, 92, 923, 9231
     assert got["value"].tolist() == [9.0, 92.0, 923.0, 9231.0]
     got = collected(monitor_frame(df, m, key="k", time="t", tag="tag", value="v",
-                                  tiebreak="seq"))
+                                  tiebreak="seq", method=method))
     # t=4 first (9), then seq 0, 1, 2: b 1, a 2, a 3
     assert got["value"].tolist() == [9.0, 91.0, 912.0, 9123.0]
     assert_rows_equal(got, expected(m, frame, ["v"], ["seq"]).drop(columns=[]))
 
 
-def test_records_and_several_outputs(spark) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("method", METHODS)
+def test_records_and_several_outputs(spark, method) -> None:  # type: ignore[no-untyped-def]
     """A DT from JSON with two outputs reading cur.x and cur.y, times as floats."""
     d = DT(ALPHABET, ("s", "p"), ("s", "p"), ("s", "p"), (
         Transition("a", frozenset({Var("s")}), "s", parse_term("s + cur.x")),
@@ -121,7 +129,7 @@ def test_records_and_several_outputs(spark) -> None:  # type: ignore[no-untyped-
                           "tag": ["a", "b", "a", "b"], "x": [1.0, 2.0, 3.0, 4.0],
                           "y": [2.0, 3.0, 4.0, 5.0]})
     out = monitor_frame(spark.createDataFrame(frame), m, key="k", time="t", tag="tag",
-                        value=["x", "y"])
+                        value=["x", "y"], method=method)
     got = out.toPandas().sort_values(["k", "t"]).reset_index(drop=True)
     assert list(got.columns) == ["k", "t", "tag", "status_s", "value_s", "status_p", "value_p"]
     # key 7 in time order: b (y=3), a (x=1), b (y=5); key 8: a (x=3)
@@ -143,18 +151,20 @@ def test_bad_columns_fail_before_the_job(spark) -> None:  # type: ignore[no-unty
         monitor_frame(df, fields, key="k", time="t", tag="tag", value=["v"])
 
 
-def test_null_time_and_unknown_tags_fail_the_job_with_the_key(spark) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("method", METHODS)
+def test_null_time_and_unknown_tags_fail_the_job_with_the_key(spark, method) -> None:  # type: ignore[no-untyped-def]
     from pyspark.errors import PythonException
 
     m = qre("iter(atom(a, cur), 0, +)", list(ALPHABET))
     df = spark.createDataFrame([(3, None, "a", 1.0)], "k long, t long, tag string, v double")
     with pytest.raises(PythonException, match=r"column 't' \(time\) is null for key 3"):
-        monitor_frame(df, m, key="k", time="t", tag="tag", value="v").collect()
+        monitor_frame(df, m, key="k", time="t", tag="tag", value="v", method=method).collect()
     df = spark.createDataFrame([(3, 1, "zz", 1.0), (3, 2, "a", 2.0)],
                                "k long, t long, tag string, v double")
     with pytest.raises(PythonException, match="unknown tag 'zz'"):
-        monitor_frame(df, m, key="k", time="t", tag="tag", value="v").collect()
-    out = monitor_frame(df, m, key="k", time="t", tag="tag", value="v", unknown_tags="skip")
+        monitor_frame(df, m, key="k", time="t", tag="tag", value="v", method=method).collect()
+    out = monitor_frame(df, m, key="k", time="t", tag="tag", value="v", unknown_tags="skip",
+                        method=method)
     assert collected(out)["value"].tolist() == [0.0, 2.0]
 
 
