@@ -263,10 +263,17 @@ def _ready(digest: str, path: Path) -> bool:
     return _on_disk(path)
 
 
+_FOUND_ON_DISK: set[Path] = set()
+"""Modules whose cache files were found: they stay valid, so they are not looked up again
+(a glob of a cache directory with thousands of files costs milliseconds)."""
+
+
 def _on_disk(path: Path) -> bool:
     """Numba's cache files (an index ``.nbi`` and object code ``.nbc``) for every entry
     point of the module at ``path``. Numba checks the index against the source's
     modification time when loading; we never rewrite a module, so it stays valid."""
+    if path in _FOUND_ON_DISK:
+        return True
     if not path.exists():
         return False
     pycache = path.parent / "__pycache__"
@@ -274,6 +281,7 @@ def _on_disk(path: Path) -> bool:
         stem = f"{path.stem}.{name}-"
         if not any(pycache.glob(f"{stem}*.nbi")) or not any(pycache.glob(f"{stem}*.nbc")):
             return False
+    _FOUND_ON_DISK.add(path)
     return True
 
 

@@ -198,14 +198,14 @@ class DT:
             {q: tuple(ks) for q, ks in readers.items()},
         )
 
-    @property
+    @cached_property
     def fields(self) -> frozenset[str]:
-        """Record fields the DT's terms read (``cur.FIELD``)."""
+        """Record fields the DT's terms read (``cur.FIELD``); computed once (O(size))."""
         return frozenset().union(*(t.term.fields() for t in self.transitions))
 
-    @property
+    @cached_property
     def reads_scalar_cur(self) -> bool:
-        """True if some term reads plain ``cur`` (events carry one float)."""
+        """True if some term reads plain ``cur`` (events carry one float); computed once."""
         return any(_reads_plain_cur(t.term) for t in self.transitions)
 
     def with_facts(self, **facts: bool | None) -> DT:

@@ -261,8 +261,13 @@ class Monitor:
                 self._engines[name] = _ReferenceEngine(self.dt)
         return self._engines[name]
 
-    def _resolve(self, engine: str) -> str:
-        """An engine name of API.md as the engine to run: ``auto`` picks the fastest ready."""
+    def resolve_engine(self, engine: str = "auto") -> str:
+        """The engine a call with ``engine`` runs: ``auto`` is ``codegen`` if its kernel
+        is ready (compiled in this process or cached on disk), else ``table``.
+
+        Resolve once and pass the result when calling many times (per key, per
+        batch): checking the disk cache costs more than a small run.
+        """
         if engine == "auto":
             from codegen.generated import is_ready
 
@@ -274,7 +279,7 @@ class Monitor:
     def prepare(self, engine: str = "codegen") -> None:
         """Build ``engine`` now (for ``"codegen"``: generate and compile its kernel, or load
         it from the disk cache), so that runs do not wait for it and ``"auto"`` picks it."""
-        name = self._resolve(engine)
+        name = self.resolve_engine(engine)
         obj = self._engine(name)
         if name == "codegen":
             obj.compile()
@@ -307,7 +312,7 @@ class Monitor:
         unknown_tags: Literal["error", "skip"] = "error",
     ) -> Output:
         """One output per event, aligned with the input: see the module docstring."""
-        chosen = self._resolve(engine)
+        chosen = self.resolve_engine(engine)
         if unknown_tags not in _UNKNOWN_TAGS:
             raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
         codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
@@ -331,7 +336,7 @@ class Monitor:
         rows: ``run_keys(keys, tags, values)[k]`` is the output of key
         ``keys[k]`` after reading its events up to and including row k.
         """
-        chosen = self._resolve(engine)
+        chosen = self.resolve_engine(engine)
         if unknown_tags not in _UNKNOWN_TAGS:
             raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
         codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
@@ -362,13 +367,13 @@ class Monitor:
     def session(self, state: np.ndarray | None = None, *, engine: str = "auto") -> Session:
         """A resumable run: feed events in chunks; ``state`` restores a saved ``Session.state``."""
         config = self._initial_config if state is None else _config_from_state(self.dt, state)
-        self._resolve(engine)  # an unknown name fails here, not at the first feed
-        return Session(self, config, engine)
+        # Resolved once: a session runs one engine (an unknown name fails here).
+        return Session(self, config, self.resolve_engine(engine))
 
     def _advance(self, engine: str, config: FlatConfig, codes: np.ndarray,
                  events: _Events) -> tuple[FlatConfig, Output]:
         """Run events from ``config``: the final configuration and one output per event."""
-        status, value, out_status, out_value = self._engine(self._resolve(engine)).advance(
+        status, value, out_status, out_value = self._engine(self.resolve_engine(engine)).advance(
             config[0], config[1], codes, events.data())
         return (status, value), _output(out_status, out_value, self.dt.final)
 

@@ -38,7 +38,7 @@ import numpy as np
 import pandas as pd
 
 from dt import DT
-from qre.monitor import Monitor
+from qre.monitor import Monitor, tag_codes
 
 __all__ = ["monitor_fingerprint", "monitor_frame"]
 
@@ -121,6 +121,10 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     outputs = () if len(source.final) == 1 else source.final
     plan = _Plan(_dt_text(monitor), tuple(monitor.alphabet), key, time, tag, values, ties,
                  scalar, outputs, engine, unknown_tags)
+    if engine == "auto":
+        # Compile the query's kernel once, here: workers on this machine load it from the
+        # disk cache, and "auto" then picks it (17-36x the table engine, RESULTS.md).
+        monitor.prepare("codegen")
     schema = _output_schema(df.schema, plan)
     needed = list(dict.fromkeys([key, time, tag, *values, *ties]))
     events = df.select(*needed)
@@ -190,7 +194,8 @@ def _run_group(pdf: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
     tags = events[plan.tag].to_numpy(dtype=object)
     data = _event_data(events, plan)
     try:
-        out = m.run(tags, data, engine=plan.engine, unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
+        out = m.run(tags, data, engine=m.resolve_engine(plan.engine),
+                    unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
     except ValueError as e:  # positions are in the key's time order: say which key
         raise ValueError(f"monitor_frame, key {key!r} (events in time order): {e}") from None
     result = pd.DataFrame({plan.key: events[plan.key], plan.time: events[plan.time],
@@ -211,6 +216,7 @@ def _run_partition(batches: Iterator[Any], plan: _Plan, schema: Any) -> Iterator
     import pyarrow as pa
 
     m = _worker_monitor(plan)
+    engine = m.resolve_engine(plan.engine)  # once: checking the kernel cache is not free
     arrow_schema = _arrow_schema(schema)
     carried: tuple[Any, Any] | None = None  # (key, session) of the last key of the batch
     for batch in batches:
@@ -227,16 +233,20 @@ def _run_partition(batches: Iterator[Any], plan: _Plan, schema: Any) -> Iterator
         status = np.empty((len(events), max(1, len(plan.outputs))), dtype=np.int8)
         value = np.empty((len(events), max(1, len(plan.outputs))), dtype=np.float64)
         tags = events[plan.tag].to_numpy(dtype=object)
+        # Tag codes once per batch (the monitor's fast path); a key with an unknown tag
+        # gets its strings instead, so that the monitor skips or names it.
+        codes = tag_codes(tags, m.alphabet, skip_unknown=True)
         data = _event_data(events, plan)
         for g, (lo, hi) in enumerate(zip(starts, ends, strict=True)):
             key = _plain(uniques[ids[lo]])
             if carried is not None and g == 0 and _same_key(carried[0], key):
                 session = carried[1]
             else:
-                session = m.session(engine=plan.engine)
+                session = m.session(engine=engine)
             rows = slice(lo, hi)
+            known = int(codes[rows].min(initial=0)) >= 0
             try:
-                out = session.feed(tags[rows], _take_rows(data, rows),
+                out = session.feed(codes[rows] if known else tags[rows], _take_rows(data, rows),
                                    unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
             except ValueError as e:
                 raise ValueError(f"monitor_frame, key {key!r} (events in time order): {e}") \

@@ -91,9 +91,9 @@ def test_auto_picks_codegen_once_prepared(tmp_path, monkeypatch):
     """``auto`` runs the table engine until the query's codegen kernel is ready, then codegen."""
     monkeypatch.setenv("QRE_CACHE_DIR", str(tmp_path))
     m = qre("combine(sum(cur * 3), const(0.5), +)", alphabet=["x"])
-    assert m._resolve("auto") == "table"
+    assert m.resolve_engine("auto") == "table"
     m.prepare("codegen")
-    assert m._resolve("auto") == "codegen"
+    assert m.resolve_engine("auto") == "codegen"
     out = m.run(["x", "x"], [1.0, 2.0])
     assert out.value.tolist() == [3.5, 9.5]
 
