@@ -123,6 +123,8 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     reads; data errors (a null time, an unknown tag) fail the job with a
     message naming the key and the column.
     """
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; methods: {', '.join(METHODS)}")
     values = (value,) if isinstance(value, str) else tuple(value or ())
     ties = (tiebreak,) if isinstance(tiebreak, str) else tuple(tiebreak)
     _check_columns(df, {"key": key, "time": time, "tag": tag},
@@ -144,8 +146,6 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
             return _run_group(pdf, plan)
 
         return events.groupBy(key).applyInPandas(run_group, schema)
-    if method != "sorted":
-        raise ValueError(f"unknown method {method!r}; methods: {', '.join(METHODS)}")
     from pyspark.sql import functions as F
 
     order = [F.col(c).asc_nulls_last() for c in (key, time, *ties, tag, *values)]

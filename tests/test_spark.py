@@ -149,6 +149,8 @@ def test_bad_columns_fail_before_the_job(spark) -> None:  # type: ignore[no-unty
     fields = qre("iter(atom(a, cur.x), 0, +)", list(ALPHABET))
     with pytest.raises(ValueError, match=r"reads cur.x: add 'x'"):
         monitor_frame(df, fields, key="k", time="t", tag="tag", value=["v"])
+    with pytest.raises(ValueError, match="unknown method 'fast'"):
+        monitor_frame(df, m, key="k", time="t", tag="tag", value="v", method="fast")
 
 
 @pytest.mark.parametrize("method", METHODS)
