@@ -27,11 +27,13 @@ Cost: O(n log n) for the time order, O(n) otherwise; one pass per column.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from dt import DT
 
 from .monitor import Monitor
 
@@ -45,6 +47,7 @@ __all__ = [
     "time_order",
     "to_input_order",
     "value_column",
+    "value_columns_problem",
     "where",
 ]
 
@@ -121,18 +124,34 @@ def event_values(m: Monitor, frame: pd.DataFrame, names: list[str]) -> Any:
     """
     columns = {name: value_column(frame, name) for name in names}
     source = m.unoptimized or m.dt
+    problem = value_columns_problem(
+        source, names, lambda col: "--value COL" if col is None else f"--value {col}")
+    if problem is not None:
+        raise FrameError(problem)
     if source.reads_scalar_cur:
-        if len(columns) != 1:
-            got = f", not {len(columns)}" if columns else ""
-            raise FrameError(f"the query reads cur (one number per event): name its column "
-                             f"with exactly one --value COL{got}")
         return next(iter(columns.values()))
-    missing = sorted(source.fields - set(columns))
-    if missing:
-        reads = ", ".join(f"cur.{f}" for f in missing)
-        raise FrameError(f"the query reads {reads}: add "
-                         f"{' '.join(f'--value {f}' for f in missing)}")
     return {f: columns[f] for f in sorted(source.fields)} or None
+
+
+def value_columns_problem(dt: DT, names: Sequence[str],
+                          spell: Callable[[str | None], str]) -> str | None:
+    """What is wrong with the value columns ``names`` for what ``dt`` reads, or None.
+
+    A DT reading plain ``cur`` needs exactly one column; one reading ``cur.F``
+    needs a column F for each field. ``spell(col)`` words how the caller names
+    a value column (``spell(None)``: any one), e.g. ``--value COL`` on the
+    command line; the Spark API words it its own way.
+    """
+    if dt.reads_scalar_cur:
+        if len(names) == 1:
+            return None
+        return (f"the query reads cur (one number per event): give exactly one {spell(None)}, "
+                f"not {len(names)}")
+    missing = sorted(dt.fields - set(names))
+    if not missing:
+        return None
+    reads = ", ".join(f"cur.{f}" for f in missing)
+    return f"the query reads {reads}: add {' '.join(spell(f) for f in missing)}"
 
 
 def _sortable_times(column: pd.Series, name: str) -> np.ndarray:

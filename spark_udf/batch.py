@@ -49,6 +49,7 @@ import numpy as np
 import pandas as pd
 
 from dt import DT
+from qre.frames import value_columns_problem
 from qre.monitor import Monitor, tag_codes
 
 __all__ = ["monitor_fingerprint", "monitor_frame"]
@@ -166,17 +167,13 @@ def _check_columns(df: Any, single: dict[str, str], multiple: dict[str, Sequence
 
 
 def _check_values(source: DT, values: Sequence[str]) -> bool:
-    """True if the query reads plain ``cur`` (then exactly one value column)."""
-    if source.reads_scalar_cur:
-        if len(values) != 1:
-            raise ValueError(f"the query reads cur (one number per event): pass exactly one "
-                             f"value column, not {len(values)}")
-        return True
-    missing = sorted(source.fields - set(values))
-    if missing:
-        raise ValueError(f"the query reads {', '.join(f'cur.{f}' for f in missing)}: add "
-                         f"{', '.join(repr(f) for f in missing)} to the value columns")
-    return False
+    """True if the query reads plain ``cur``; ValueError if the value columns do not fit."""
+    problem = value_columns_problem(
+        source, values,
+        lambda col: "value column" if col is None else f"{col!r} to the value columns")
+    if problem is not None:
+        raise ValueError(problem)
+    return source.reads_scalar_cur
 
 
 def _output_schema(schema: Any, plan: _Plan) -> Any:

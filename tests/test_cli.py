@@ -26,6 +26,7 @@ import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from paper_examples import paper_counterexample, paper_example
 from query_strategies import base_queries
 from util import same
 
@@ -59,17 +60,6 @@ def assert_user_error(code: int, out: str, err: str, *needles: str) -> None:
         assert needle in err, err
 
 
-def paper_dt(restartable: bool) -> DT:
-    """§5.2.2: on a, f' := i + cur (restartable) / i' := i, f' := i' + cur (not)."""
-    i, i_p = Var("i"), Var("i", True)
-    if restartable:
-        ts = (Transition("a", frozenset({i}), "f", Apply("add", (i, Cur()))),)
-    else:
-        ts = (Transition("a", frozenset({i}), "i", i),
-              Transition("a", frozenset({i_p}), "f", Apply("add", (i_p, Cur()))))
-    return DT(("a", "b"), ("i", "f"), ("i",), ("f",), ts)
-
-
 # --------------------------------------------------------------------------- compile
 
 
@@ -101,7 +91,7 @@ def test_compile_json_and_stats(capsys, tmp_path):
 
 def test_compile_a_dt_file(capsys, tmp_path):
     path = tmp_path / "paper.json"
-    path.write_text(paper_dt(True).to_json())
+    path.write_text(paper_example().to_json())
     code, out, _ = run_cli(capsys, "compile", str(path), "--json")
     assert code == 0
     data = json.loads(out)
@@ -295,13 +285,13 @@ def test_restartable_query(capsys, query):
 
 def test_restartable_paper_example(capsys, tmp_path):
     path = tmp_path / "ok.json"
-    path.write_text(paper_dt(True).to_json())
+    path.write_text(paper_example().to_json())
     assert run_cli(capsys, "check", "restartable", str(path))[0] == 0
 
 
 def test_not_restartable_paper_counterexample(capsys, tmp_path):
     path = tmp_path / "bad.json"
-    path.write_text(paper_dt(False).to_json())
+    path.write_text(paper_counterexample().to_json())
     code, out, _ = run_cli(capsys, "check", "restartable", str(path))
     assert code == 1
     assert "not restartable" in out and "tags:" in out and "thread at position" in out

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
+from paper_examples import paper_counterexample, paper_example
 from query_strategies import base_queries, temporal_queries
 from strategies import alphabets, arbitrary_dts, data_values
 
@@ -28,7 +29,7 @@ from dt.equivalence import (
 from dt.model import DT, EPS, INIT, Transition
 from dt.projection import status_vector, unit_evaluator
 from dt.reference import evaluate
-from dt.terms import Apply, Cur, Var
+from dt.terms import Var
 from dt.values import BOT, TOP
 from qre.api import qre
 from qre.compiler import compile_query
@@ -45,39 +46,24 @@ def x_statuses(dt: DT):
 
 # --------------------------------------------------------------------------- hand examples
 
-V_I, V_IP = Var("i"), Var("i", True)
-
-
-def restartable() -> DT:
-    """§5.2.2: on a, f' := i + cur (i is not kept, so only the first a counts)."""
-    return DT(("a", "b"), ("i", "f"), ("i",), ("f",), (
-        Transition("a", frozenset({V_I}), "f", Apply("add", (V_I, Cur()))),
-    ))
-
-
-def not_restartable() -> DT:
-    """§5.2.2 counterexample: on a, i' := i and f' := i' + cur (every a answers)."""
-    return DT(("a", "b"), ("i", "f"), ("i",), ("f",), (
-        Transition("a", frozenset({V_I}), "i", V_I),
-        Transition("a", frozenset({V_IP}), "f", Apply("add", (V_IP, Cur()))),
-    ))
+V_I = Var("i")
 
 
 def test_restartable_example_vs_variant():
     """After "a" both are defined; after "aa" only the variant is (the first lost i)."""
-    r = status_equivalent(restartable(), not_restartable())
+    r = status_equivalent(paper_example(), paper_counterexample())
     assert r == StatusEquivalence(False, ("a", "a"), ((0,), (1,)), r.explored)
     assert r.explored >= 3
 
 
 def test_undefined_initial_makes_them_equivalent():
-    r = status_equivalent(restartable(), not_restartable(), (0,), (0,))
+    r = status_equivalent(paper_example(), paper_counterexample(), (0,), (0,))
     assert r.equivalent and r.counterexample is None and r.statuses is None
     assert r.explored == 1  # everything stays ⊥: the initial pair is a fixpoint
 
 
 def test_conflict_propagates_with_its_own_status():
-    r = status_equivalent(restartable(), restartable(), (1,), (2,))
+    r = status_equivalent(paper_example(), paper_example(), (1,), (2,))
     assert (r.equivalent, r.counterexample, r.statuses) == (False, ("a",), ((1,), (2,)))
 
 
@@ -89,7 +75,7 @@ def test_empty_stream_can_differ():
 
 def test_duplicate_transition_is_a_conflict():
     """f' := i' twice gives ⊤ (d ⊔ d = ⊤ even for equal d): not equivalent to once."""
-    once = not_restartable()
+    once = paper_counterexample()
     twice = DT(once.alphabet, once.states, once.initial, once.final,
                (*once.transitions, once.transitions[1]))
     r = status_equivalent(once, twice)
@@ -97,10 +83,10 @@ def test_duplicate_transition_is_a_conflict():
 
 
 def test_alphabet_order_does_not_matter():
-    a = restartable()
+    a = paper_example()
     b = DT(("b", "a"), a.states, a.initial, a.final, a.transitions)
     assert status_equivalent(a, b).equivalent
-    assert status_equivalent(not_restartable(), b).counterexample == ("a", "a")
+    assert status_equivalent(paper_counterexample(), b).counterexample == ("a", "a")
 
 
 def test_shortest_counterexample_uses_sorted_tags():
@@ -113,7 +99,7 @@ def test_shortest_counterexample_uses_sorted_tags():
 
 
 def test_interface_errors():
-    a = restartable()
+    a = paper_example()
     other = DT(("a", "c"), a.states, a.initial, a.final, a.transitions)
     with pytest.raises(ValueError, match=r"different alphabets.*only in the first: b"):
         status_equivalent(a, other)
@@ -126,7 +112,7 @@ def test_interface_errors():
 
 def test_replay_rejects_wrong_claims():
     """The replay on the reference evaluator guards against a wrong or non-shortest answer."""
-    a, b = restartable(), not_restartable()
+    a, b = paper_example(), paper_counterexample()
     _replay(a, b, (1,), (1,), ("a", "a"), ((0,), (1,)))  # the true answer passes
     with pytest.raises(AssertionError, match="does not replay"):
         _replay(a, b, (1,), (1,), ("a",), ((1,), (0,)))
@@ -135,7 +121,7 @@ def test_replay_rejects_wrong_claims():
 
 
 def test_max_pairs_is_an_explicit_unknown():
-    a, b = restartable(), restartable()
+    a, b = paper_example(), paper_example()
     full = status_equivalent(a, b)
     assert full.equivalent and full.explored == 3  # (1,⊥) → (⊥,1) → (⊥,⊥)
     with pytest.raises(EquivalenceLimitError, match="undecided") as info:

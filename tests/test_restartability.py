@@ -14,6 +14,7 @@ from __future__ import annotations
 from components import components
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from paper_examples import paper_counterexample, paper_example
 from query_strategies import base_queries, temporal_queries
 from strategies import alphabets, arbitrary_dts, data_values, sized_words
 from util import same_vector
@@ -37,24 +38,6 @@ from dt.terms import Apply, Const, Cur, Var
 from dt.values import BOT, TOP, XValue, union
 from qre.compiler import compile_query
 from qre.typing import check
-
-SRC, SRC_P = Var("i"), Var("i", True)
-
-
-def paper_example() -> DT:
-    """§5.2.2 after Definition 5.4: on a, f' := i + cur (restartable)."""
-    return DT(("a", "b"), ("i", "f"), ("i",), ("f",), (
-        Transition("a", frozenset({SRC}), "f", Apply("add", (SRC, Cur()))),
-    ))
-
-
-def paper_counterexample() -> DT:
-    """§5.2.2: on a, i' := i and f' := i' + cur (not restartable)."""
-    return DT(("a", "b"), ("i", "f"), ("i",), ("f",), (
-        Transition("a", frozenset({SRC}), "i", SRC),
-        Transition("a", frozenset({SRC_P}), "f", Apply("add", (SRC_P, Cur()))),
-    ))
-
 
 # --------------------------------------------------------------------------- independent oracle
 
