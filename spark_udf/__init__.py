@@ -1,4 +1,4 @@
-"""spark_udf: monitors over Spark DataFrames (API.md, "Spark").
+"""spark_udf: monitors over Spark DataFrames, batch and streaming (API.md, "Spark").
 
 Pipeline position: the last stage, after the compiled engines (``codegen``):
 a ``qre.Monitor`` runs once per key inside Spark's Python workers.
@@ -12,14 +12,24 @@ key, time and tag columns plus ``status`` and ``value``.
 * :func:`monitor_frame` (:mod:`~spark_udf.batch`) — batch: events ordered
   by time within each key (a documented tie rule); partitions sorted by key
   and time, run by ``mapInArrow`` through the monitor's Numba kernel.
+* :func:`monitor_stream`, :func:`monitor_stream_frame`
+  (:mod:`~spark_udf.stream`) — Structured Streaming: a stateful operator
+  per key (``transformWithStateInPandas``) whose rules for time — watermark,
+  late events, idle keys — are :mod:`~spark_udf.keyed`'s; exactly-once
+  through Spark's checkpoints.
+* :mod:`~spark_udf.plan` — what travels from the driver to the workers.
 
-Costs: one shuffle by key and a sort; then O(DT size) per event in the
-kernel, plus a fixed cost per key and per Arrow batch (about 375,000 rows/s
-on 2 cores for a small query, benchmarks/spark_frame.py). Structured
-Streaming (``monitor_stream``) is not written yet.
+Costs: batch, one shuffle by key and a sort, then O(DT size) per event in
+the kernel plus a fixed cost per key and per Arrow batch (about 375,000
+rows/s on 2 cores for a small query, benchmarks/spark_frame.py); streaming,
+a shuffle per micro-batch and about 0.5 ms per key with events in it
+(Spark's state server), benchmarks/spark_stream.py.
 """
 
-from .batch import monitor_fingerprint, monitor_frame
+from .batch import monitor_frame
+from .plan import monitor_fingerprint
 from .session import local_session
+from .stream import monitor_stream, monitor_stream_frame, stream_fingerprint
 
-__all__ = ["local_session", "monitor_fingerprint", "monitor_frame"]
+__all__ = ["local_session", "monitor_fingerprint", "monitor_frame", "monitor_stream",
+           "monitor_stream_frame", "stream_fingerprint"]

@@ -27,10 +27,10 @@ pandas frame per key. Measured side by side (``benchmarks/spark_frame.py``,
 and pandas' overhead once per key. ``applyInArrow`` has the same per-group
 shape as ``applyInPandas`` and was not built.
 
-How monitors travel. The driver ships the DT as JSON (exact: terms print
-and parse back unchanged); each Python worker rebuilds the Monitor once per
-DT and reuses it (``spark.python.worker.reuse``), so the kernels compile or
-load from their caches once per worker process.
+How monitors travel (:mod:`spark_udf.plan`). The driver ships the DT as
+JSON (exact: terms print and parse back unchanged); each Python worker
+rebuilds the Monitor once per DT and reuses it (``spark.python.worker.reuse``),
+so the kernels compile or load from their caches once per worker process.
 
 Cost: one shuffle by key and a sort within partitions, then O(DT size) per
 event in the kernel plus a small fixed cost per key and per Arrow batch.
@@ -38,67 +38,29 @@ event in the kernel plus a small fixed cost per key and per Arrow batch.
 
 from __future__ import annotations
 
-import hashlib
-import logging
-import math
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from dt import DT
-from qre.frames import value_columns_problem
 from qre.monitor import Monitor, tag_codes
 
-__all__ = ["monitor_fingerprint", "monitor_frame"]
+from .plan import (
+    Plan,
+    event_data,
+    is_null,
+    make_plan,
+    null_time_error,
+    output_fields,
+    plain,
+    take_rows,
+    text,
+    time_ordered,
+    worker_monitor,
+)
 
-log = logging.getLogger(__name__)
-
-
-def monitor_fingerprint(m: Monitor) -> str:
-    """A digest of what a monitor computes: its DT (as compiled) and alphabet.
-
-    Two monitors with the same fingerprint give the same outputs on every
-    input; a checkpointed stream stores it to refuse a different query.
-    """
-    return hashlib.sha256(_dt_text(m).encode()).hexdigest()
-
-
-def _dt_text(m: Monitor) -> str:
-    return (m.unoptimized or m.dt).to_json(indent=None)
-
-
-@dataclass(frozen=True)
-class _Plan:
-    """Everything a worker needs, small and picklable."""
-
-    dt_json: str
-    alphabet: tuple[str, ...]
-    key: str
-    time: str
-    tag: str
-    values: tuple[str, ...]
-    tiebreak: tuple[str, ...]
-    scalar: bool  # the DT reads plain cur (one value column) rather than fields
-    outputs: tuple[str, ...]  # names of the output columns' suffixes; () for one output
-    engine: str
-    unknown_tags: str
-
-
-_WORKER_MONITORS: dict[str, Monitor] = {}
-"""Monitors rebuilt in this (worker) process, by DT fingerprint."""
-
-
-def _worker_monitor(plan: _Plan) -> Monitor:
-    digest = hashlib.sha256(plan.dt_json.encode()).hexdigest()
-    m = _WORKER_MONITORS.get(digest)
-    if m is None:
-        m = _WORKER_MONITORS[digest] = Monitor.from_dt(DT.from_json(plan.dt_json),
-                                                       list(plan.alphabet))
-    return m
-
+__all__ = ["monitor_frame"]
 
 METHODS = ("sorted", "grouped")
 """How :func:`monitor_frame` runs: ``"sorted"`` (repartition by key, sort
@@ -124,32 +86,21 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     reads; data errors (a null time, an unknown tag) fail the job with a
     message naming the key and the column.
     """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import StructType
+
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; methods: {', '.join(METHODS)}")
-    values = (value,) if isinstance(value, str) else tuple(value or ())
-    ties = (tiebreak,) if isinstance(tiebreak, str) else tuple(tiebreak)
-    _check_columns(df, {"key": key, "time": time, "tag": tag},
-                   {"value": values, "tiebreak": ties})
-    source = monitor.unoptimized or monitor.dt
-    scalar = _check_values(source, values)
-    outputs = () if len(source.final) == 1 else source.final
-    plan = _Plan(_dt_text(monitor), tuple(monitor.alphabet), key, time, tag, values, ties,
-                 scalar, outputs, engine, unknown_tags)
-    if engine == "auto":
-        # Compile the query's kernel once, here: workers on this machine load it from the
-        # disk cache, and "auto" then picks it (17-36x the table engine, RESULTS.md).
-        monitor.prepare("codegen")
-    schema = _output_schema(df.schema, plan)
-    needed = list(dict.fromkeys([key, time, tag, *values, *ties]))
-    events = df.select(*needed)
+    plan = make_plan("monitor_frame", df, monitor, key, time, tag, value, tiebreak, engine,
+                     unknown_tags)
+    schema = StructType(output_fields(df.schema, plan))
+    events = df.select(*dict.fromkeys([key, *plan.order]))
     if method == "grouped":
         def run_group(pdf: pd.DataFrame) -> pd.DataFrame:
             return _run_group(pdf, plan)
 
         return events.groupBy(key).applyInPandas(run_group, schema)
-    from pyspark.sql import functions as F
-
-    order = [F.col(c).asc_nulls_last() for c in (key, time, *ties, tag, *values)]
+    order = [F.col(c).asc_nulls_last() for c in (key, *plan.order)]
     ordered = events.repartition(key).sortWithinPartitions(*order)
 
     def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
@@ -158,74 +109,38 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     return ordered.mapInArrow(run_partition, schema)
 
 
-def _check_columns(df: Any, single: dict[str, str], multiple: dict[str, Sequence[str]]) -> None:
-    have = set(df.columns)
-    for role, name in [*single.items(), *((r, n) for r, ns in multiple.items() for n in ns)]:
-        if name not in have:
-            raise ValueError(f"monitor_frame: no column {name!r} for {role} in the DataFrame "
-                             f"(columns: {', '.join(df.columns)})")
-
-
-def _check_values(source: DT, values: Sequence[str]) -> bool:
-    """True if the query reads plain ``cur``; ValueError if the value columns do not fit."""
-    problem = value_columns_problem(
-        source, values,
-        lambda col: "value column" if col is None else f"{col!r} to the value columns")
-    if problem is not None:
-        raise ValueError(problem)
-    return source.reads_scalar_cur
-
-
-def _output_schema(schema: Any, plan: _Plan) -> Any:
-    from pyspark.sql.types import ByteType, DoubleType, StringType, StructField, StructType
-
-    fields = [StructField(plan.key, schema[plan.key].dataType, True),
-              StructField(plan.time, schema[plan.time].dataType, True),
-              StructField(plan.tag, StringType(), True)]
-    for suffix in plan.outputs or ("",):
-        name = f"_{suffix}" if suffix else ""
-        fields += [StructField(f"status{name}", ByteType(), False),
-                   StructField(f"value{name}", DoubleType(), True)]
-    return StructType(fields)
-
-
-def _run_group(pdf: pd.DataFrame, plan: _Plan) -> pd.DataFrame:
+def _run_group(pdf: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     """One key's events: the time order of the module docstring, then the monitor."""
-    key = pdf[plan.key].iloc[0]
-    key = key.item() if isinstance(key, np.generic) else key
+    key = plain(pdf[plan.key].iloc[0])
     if pdf[plan.time].isna().any():
-        raise ValueError(f"monitor_frame: column {plan.time!r} (time) is null for key "
-                         f"{key!r}; every event needs a time")
-    order = [plan.time, *plan.tiebreak, plan.tag, *plan.values]
-    events = pdf.sort_values(order, kind="mergesort", na_position="last", ignore_index=True)
-    m = _worker_monitor(plan)
+        raise null_time_error("monitor_frame", plan, key)
+    events = time_ordered(pdf, plan)
+    m = worker_monitor(plan)
     tags = events[plan.tag].to_numpy(dtype=object)
-    data = _event_data(events, plan)
     try:
-        out = m.run(tags, data, engine=m.resolve_engine(plan.engine),
+        out = m.run(tags, event_data(events, plan), engine=m.resolve_engine(plan.engine),
                     unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
     except ValueError as e:  # positions are in the key's time order: say which key
         raise ValueError(f"monitor_frame, key {key!r} (events in time order): {e}") from None
     result = pd.DataFrame({plan.key: events[plan.key], plan.time: events[plan.time],
-                           plan.tag: events[plan.tag].map(_text)})
-    status = out.status.astype(np.int8)
-    if not plan.outputs:
-        result["status"], result["value"] = status, out.value
-    else:
-        for j, name in enumerate(plan.outputs):
-            result[f"status_{name}"], result[f"value_{name}"] = status[:, j], out.value[:, j]
+                           plan.tag: events[plan.tag].map(text)})
+    status = out.status.astype(np.int8).reshape(len(events), -1)
+    value = out.value.reshape(len(events), -1)
+    for j, (s, v) in enumerate(plan.result_pairs):
+        result[s], result[v] = status[:, j], value[:, j]
     return result
 
 
-def _run_partition(batches: Iterator[Any], plan: _Plan, schema: Any) -> Iterator[Any]:
+def _run_partition(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[Any]:
     """A partition sorted by (key, time, ties, tag, values): each key's rows are
     contiguous, possibly across Arrow batches, so the configuration of the key at
     the end of a batch is carried into the next one (a :class:`qre.monitor.Session`)."""
     import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
 
-    m = _worker_monitor(plan)
+    m = worker_monitor(plan)
     engine = m.resolve_engine(plan.engine)  # once: checking the kernel cache is not free
-    arrow_schema = _arrow_schema(schema)
+    arrow_schema = to_arrow_schema(schema)
     carried: tuple[Any, Any] | None = None  # (key, session) of the last key of the batch
     for batch in batches:
         events = batch.to_pandas()
@@ -233,8 +148,7 @@ def _run_partition(batches: Iterator[Any], plan: _Plan, schema: Any) -> Iterator
             continue
         if events[plan.time].isna().any():
             row = int(np.flatnonzero(events[plan.time].isna().to_numpy())[0])
-            raise ValueError(f"monitor_frame: column {plan.time!r} (time) is null for key "
-                             f"{_plain(events[plan.key].iloc[row])!r}; every event needs a time")
+            raise null_time_error("monitor_frame", plan, events[plan.key].iloc[row])
         ids, uniques = pd.factorize(events[plan.key], use_na_sentinel=False)
         bounds = np.flatnonzero(np.diff(ids)) + 1
         starts, ends = np.r_[0, bounds], np.r_[bounds, len(events)]
@@ -244,9 +158,9 @@ def _run_partition(batches: Iterator[Any], plan: _Plan, schema: Any) -> Iterator
         # Tag codes once per batch (the monitor's fast path); a key with an unknown tag
         # gets its strings instead, so that the monitor skips or names it.
         codes = tag_codes(tags, m.alphabet, skip_unknown=True)
-        data = _event_data(events, plan)
+        data = event_data(events, plan)
         for g, (lo, hi) in enumerate(zip(starts, ends, strict=True)):
-            key = _plain(uniques[ids[lo]])
+            key = plain(uniques[ids[lo]])
             if carried is not None and g == 0 and _same_key(carried[0], key):
                 session = carried[1]
             else:
@@ -254,7 +168,7 @@ def _run_partition(batches: Iterator[Any], plan: _Plan, schema: Any) -> Iterator
             rows = slice(lo, hi)
             known = int(codes[rows].min(initial=0)) >= 0
             try:
-                out = session.feed(codes[rows] if known else tags[rows], _take_rows(data, rows),
+                out = session.feed(codes[rows] if known else tags[rows], take_rows(data, rows),
                                    unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
             except ValueError as e:
                 raise ValueError(f"monitor_frame, key {key!r} (events in time order): {e}") \
@@ -269,46 +183,8 @@ def _run_partition(batches: Iterator[Any], plan: _Plan, schema: Any) -> Iterator
         yield pa.RecordBatch.from_arrays(columns, schema=arrow_schema)
 
 
-def _arrow_schema(schema: Any) -> Any:
-    from pyspark.sql.pandas.types import to_arrow_schema
-
-    return to_arrow_schema(schema)
-
-
-def _text(tag: Any) -> str | None:
-    return None if _is_null(tag) else str(tag)
-
-
-def _plain(key: Any) -> Any:
-    return key.item() if isinstance(key, np.generic) else key
-
-
 def _same_key(a: Any, b: Any) -> bool:
     """Key equality as Spark groups keys: all nulls (and NaNs) are one key."""
-    if _is_null(a) or _is_null(b):
-        return _is_null(a) and _is_null(b)
+    if is_null(a) or is_null(b):
+        return is_null(a) and is_null(b)
     return bool(a == b)
-
-
-def _is_null(x: Any) -> bool:
-    return x is None or (isinstance(x, float) and math.isnan(x))
-
-
-def _take_rows(data: Any, rows: slice) -> Any:
-    if data is None:
-        return None
-    if isinstance(data, dict):
-        return {name: column[rows] for name, column in data.items()}
-    return data[rows]
-
-
-def _event_data(events: pd.DataFrame, plan: _Plan) -> Any:
-    """``cur`` as one float column, or ``cur.F`` as a record of float columns."""
-    def column(name: str) -> np.ndarray:
-        return pd.to_numeric(events[name]).to_numpy(dtype=np.float64, na_value=np.nan)
-
-    if not plan.values:
-        return None
-    if plan.scalar:
-        return column(plan.values[0])
-    return {name: column(name) for name in plan.values}

@@ -4,7 +4,8 @@
 ``local[*]`` with what a laptop-sized job wants: no web UI, few shuffle
 partitions (the default 200 makes every small shuffle pay for 200 tasks),
 Arrow for pandas conversions and pandas UDFs, UTC as the session time zone
-(event times must not move with the machine's zone), and the Python workers
+(event times must not move with the machine's zone), RocksDB for streaming
+state (which ``transformWithStateInPandas`` needs), and the Python workers
 running this interpreter (so they see the same installed packages).
 
 Cost: starting the JVM takes several seconds once per process; later calls
@@ -29,6 +30,9 @@ DEFAULT_CONFIG: dict[str, str] = {
     "spark.sql.execution.arrow.pyspark.enabled": "true",
     "spark.sql.session.timeZone": "UTC",
     "spark.driver.memory": "2g",
+    # transformWithStateInPandas (monitor_stream) keeps its state in RocksDB only.
+    "spark.sql.streaming.stateStore.providerClass":
+        "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
 }
 """Settings of :func:`local_session`; ``config`` entries override them."""
 

@@ -1,0 +1,223 @@
+"""One key's step of a monitored stream: order, watermark, lateness and idle gaps.
+
+Pipeline position: inside a Spark Python worker, between the state store and
+the monitor's kernel; :mod:`spark_udf.stream` calls :func:`step` once per
+key per micro-batch (and per fired timer) and keeps :class:`KeyState` in
+Spark's state store. Pure: pandas frames in, pandas frames out, no Spark, so
+the rules are tested against ``Monitor.run`` without a cluster.
+
+The rules, per key:
+
+* **Order.** Events are processed in the order of :func:`spark_udf.plan.time_ordered`
+  (time, tie-breakers, tag, values; NA last): the order of ``monitor_frame``.
+* **Watermark.** Without one, each micro-batch's events are processed at
+  once. With one, an event waits (``KeyState.pending``) until the watermark
+  reaches its time (``time_us <= watermark_us``, Spark's own test for a late
+  row), and events released together are sorted: events that arrive out of
+  order, but no later than the watermark allows, are processed in order.
+* **Late events.** An event that sorts before the last event its key
+  processed cannot be processed in order. It is never reordered silently:
+  policy ``"flag"`` (the default) outputs it with ``late`` true, status 0
+  (no output) and value NaN, and leaves the key's state as it was;
+  ``"fail"`` raises ValueError. (Recomputing the outputs after it —
+  optimistic reprocessing — would be a third policy, here in
+  :func:`_late_rows`.) Events equal to the last one in every order column are
+  not late: such rows are interchangeable.
+* **Idle keys** (``ttl``, with a watermark). An event more than ``ttl`` after
+  its key's previous processed event starts the key afresh, from the
+  monitor's initial configuration; and once the watermark passes the last
+  event + ``ttl`` with nothing pending, the key's state is dropped
+  (:func:`step` returns None). The first rule makes the outputs independent
+  of when Spark drops the state; a late event that arrives after the drop
+  finds no state and starts the key afresh too.
+
+Cost per key and step: a sort of the key's new and pending events, one
+kernel call per idle gap, O(1) Python otherwise.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from qre.monitor import Monitor
+
+from .plan import Plan, event_data, null_time_error, plain, take_rows, text, time_ordered
+
+__all__ = ["LATE", "LATE_POLICIES", "TIME_US", "KeyState", "Rules", "step", "wake_ms"]
+
+TIME_US = "__qre_time_us"
+"""The column of event times in microseconds since the epoch (watermark comparisons)."""
+
+LATE = "late"
+"""The output column flagging late events."""
+
+LATE_POLICIES = ("flag", "fail")
+"""What happens to a late event: flagged in the output, or the query fails."""
+
+
+@dataclass(frozen=True)
+class Rules:
+    """How a stream treats time (module docstring)."""
+
+    watermark: bool
+    ttl_us: int | None = None
+    late: str = "flag"
+
+
+@dataclass(frozen=True)
+class KeyState:
+    """What a key carries from one micro-batch to the next."""
+
+    config: np.ndarray | None = None
+    """``Session.state`` after the last processed event; None: the initial configuration."""
+    last: tuple[Any, ...] | None = None
+    """The order columns (``plan.order``) of the last processed event."""
+    last_us: int | None = None
+    """Its time in microseconds (with a watermark)."""
+    pending: pd.DataFrame | None = None
+    """Events waiting for the watermark: ``plan.order`` columns and :data:`TIME_US`."""
+
+
+def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: KeyState,
+         events: pd.DataFrame | None, watermark_us: int | None
+         ) -> tuple[KeyState | None, pd.DataFrame]:
+    """Process a key's new ``events`` (None on a timer) from ``state``.
+
+    Returns the key's next state (None: drop it) and the output rows: the
+    key, time and tag, the result columns (``plan.result_columns``) and
+    :data:`LATE`, in processing order.
+    """
+    parts = [f for f in (state.pending, events) if f is not None and len(f)]
+    if not parts:
+        return _unless_idle(state, rules, watermark_us), _no_rows(plan)
+    frame = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
+    if frame[plan.time].isna().any():
+        raise null_time_error("monitor_stream", plan, key)
+    frame = time_ordered(frame, plan)
+    ready, waiting = frame, frame.iloc[:0]
+    if rules.watermark:
+        # Times in microseconds grow with the times, so the released events are a prefix.
+        n_ready = int(np.searchsorted(frame[TIME_US].to_numpy(), watermark_us, side="right"))
+        ready, waiting = frame.iloc[:n_ready], frame.iloc[n_ready:]
+    n_late = _late_prefix(ready, plan, state.last)
+    outputs = []
+    if n_late:
+        outputs.append(_late_rows(plan, rules, key, ready.iloc[:n_late], state))
+    on_time = ready.iloc[n_late:]
+    config, last, last_us = state.config, state.last, state.last_us
+    if len(on_time):
+        config, rows = _run(plan, rules, m, engine, key, on_time, state)
+        outputs.append(rows)
+        last = _order_values(on_time, plan, len(on_time) - 1)
+        last_us = int(on_time[TIME_US].iloc[-1]) if rules.watermark else None
+    nxt = KeyState(config, last, last_us, waiting if len(waiting) else None)
+    rows = outputs[0] if len(outputs) == 1 else (
+        pd.concat(outputs, ignore_index=True) if outputs else _no_rows(plan))
+    return _unless_idle(nxt, rules, watermark_us), rows
+
+
+def wake_ms(state: KeyState, rules: Rules) -> int | None:
+    """The watermark (ms) at which the key needs a timer: the first pending event
+    becomes ready, or its state becomes idle; None if neither can happen."""
+    times = []
+    if state.pending is not None:
+        times.append(-(-int(state.pending[TIME_US].min()) // 1000))  # ceil
+    if rules.ttl_us is not None and state.last_us is not None:
+        times.append((state.last_us + rules.ttl_us) // 1000 + 1)  # watermark·1000 > last + ttl
+    return min(times) if times else None
+
+
+def _unless_idle(state: KeyState, rules: Rules, watermark_us: int | None) -> KeyState | None:
+    """None (drop the state) once the watermark is past the last event + ttl, nothing pending."""
+    if (rules.ttl_us is not None and state.pending is None and state.last_us is not None
+            and watermark_us is not None and watermark_us > state.last_us + rules.ttl_us):
+        return None
+    return state
+
+
+def _order_values(frame: pd.DataFrame, plan: Plan, i: int) -> tuple[Any, ...]:
+    return tuple(plain(frame[c].iloc[i]) for c in plan.order)
+
+
+def _sort_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A tuple comparing as :func:`time_ordered` sorts: each value ascending, NA last."""
+    return tuple((True, 0) if pd.isna(v) else (False, v) for v in values)
+
+
+def _late_prefix(ready: pd.DataFrame, plan: Plan, last: tuple[Any, ...] | None) -> int:
+    """How many of the sorted ``ready`` events sort before ``last`` (they come first)."""
+    if last is None or not len(ready):
+        return 0
+    bound = _sort_key(last)
+    n = 0
+    while n < len(ready) and _sort_key(_order_values(ready, plan, n)) < bound:
+        n += 1
+    return n
+
+
+def _late_rows(plan: Plan, rules: Rules, key: Any, late: pd.DataFrame,
+               state: KeyState) -> pd.DataFrame:
+    """The late-event policy: flag the events (no output, state unchanged) or fail."""
+    if rules.late == "fail":
+        first = _order_values(late, plan, 0)
+        raise ValueError(
+            f"monitor_stream: key {plain(key)!r} received an event at {plan.time} = {first[0]!r} "
+            f"after processing one at {state.last[0] if state.last else None!r} (late=\"fail\"); "
+            f"a larger watermark waits longer for late events, late=\"flag\" reports them")
+    rows = _frame(plan, key, late)
+    for status, value in plan.result_pairs:
+        rows[status] = np.zeros(len(late), dtype=np.int8)
+        rows[value] = np.full(len(late), np.nan)
+    rows[LATE] = True
+    return rows
+
+
+def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd.DataFrame,
+         state: KeyState) -> tuple[np.ndarray, pd.DataFrame]:
+    """Feed the on-time events, afresh after each idle gap; the final configuration and rows."""
+    n = len(events)
+    starts = [0]
+    fresh = state.config is None
+    if rules.ttl_us is not None:
+        us = events[TIME_US].to_numpy(dtype=np.int64)
+        gaps = np.flatnonzero(np.diff(us) > rules.ttl_us) + 1
+        starts += gaps.tolist()
+        fresh = fresh or (state.last_us is not None and int(us[0]) - state.last_us > rules.ttl_us)
+    bounds = [*starts, n]
+    tags = events[plan.tag].to_numpy(dtype=object)
+    data = event_data(events, plan)
+    status = np.empty((n, max(1, len(plan.outputs))), dtype=np.int8)
+    value = np.empty((n, max(1, len(plan.outputs))), dtype=np.float64)
+    config = state.config
+    for lo, hi in itertools.pairwise(bounds):
+        session = m.session(None if (fresh or lo > 0) else config, engine=engine)
+        rows = slice(lo, hi)
+        try:
+            out = session.feed(tags[rows], take_rows(data, rows),
+                               unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
+        except ValueError as e:
+            raise ValueError(f"monitor_stream, key {plain(key)!r} "
+                             f"(this micro-batch's events in time order): {e}") from None
+        status[rows] = out.status.reshape(hi - lo, -1)
+        value[rows] = out.value.reshape(hi - lo, -1)
+        config = session.state
+    frame = _frame(plan, key, events)
+    for j, (s, v) in enumerate(plan.result_pairs):
+        frame[s], frame[v] = status[:, j], value[:, j]
+    frame[LATE] = False
+    return config, frame
+
+
+def _frame(plan: Plan, key: Any, events: pd.DataFrame) -> pd.DataFrame:
+    return pd.DataFrame({plan.key: [plain(key)] * len(events),
+                         plan.time: events[plan.time].to_numpy(),
+                         plan.tag: events[plan.tag].map(text).to_numpy()})
+
+
+def _no_rows(plan: Plan) -> pd.DataFrame:
+    return pd.DataFrame(columns=[plan.key, plan.time, plan.tag, *plan.result_columns, LATE])

@@ -1,0 +1,180 @@
+"""What travels from the driver to Spark's Python workers, and how a worker reads it.
+
+Shared by batch (:mod:`spark_udf.batch`) and streaming
+(:mod:`spark_udf.stream`): the :class:`Plan` (the monitor as DT JSON plus
+the column roles), the driver-side checks of the columns, the output schema,
+the monitor rebuilt once per worker process, the time order of one key's
+events, and the event data handed to the monitor.
+
+Why JSON: terms print and parse back unchanged, so the DT a worker rebuilds
+is the driver's DT bit for bit; :func:`monitor_fingerprint` digests the same
+text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from dt import DT
+from qre.frames import value_columns_problem
+from qre.monitor import Monitor
+
+__all__ = ["Plan", "make_plan", "monitor_fingerprint", "worker_monitor"]
+
+
+def monitor_fingerprint(m: Monitor) -> str:
+    """A digest of what a monitor computes: its DT (as compiled) and alphabet.
+
+    Two monitors with the same fingerprint give the same outputs on every
+    input; a checkpointed stream stores it to refuse a different query.
+    """
+    return hashlib.sha256(_dt_text(m).encode()).hexdigest()
+
+
+def _dt_text(m: Monitor) -> str:
+    return (m.unoptimized or m.dt).to_json(indent=None)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything a worker needs, small and picklable."""
+
+    dt_json: str
+    alphabet: tuple[str, ...]
+    key: str
+    time: str
+    tag: str
+    values: tuple[str, ...]
+    tiebreak: tuple[str, ...]
+    scalar: bool  # the DT reads plain cur (one value column) rather than fields
+    outputs: tuple[str, ...]  # names of the output columns' suffixes; () for one output
+    engine: str
+    unknown_tags: str
+
+    @property
+    def order(self) -> list[str]:
+        """The columns that order one key's events: time, tie-breakers, tag, values."""
+        return list(dict.fromkeys([self.time, *self.tiebreak, self.tag, *self.values]))
+
+    @property
+    def result_pairs(self) -> list[tuple[str, str]]:
+        """``(status, value)``, or ``(status_F, value_F)`` per output F, in output order."""
+        suffixes = [f"_{name}" for name in self.outputs] or [""]
+        return [(f"status{s}", f"value{s}") for s in suffixes]
+
+    @property
+    def result_columns(self) -> list[str]:
+        return [name for pair in self.result_pairs for name in pair]
+
+
+def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: str,
+              value: str | Sequence[str] | None, tiebreak: str | Sequence[str],
+              engine: str, unknown_tags: str) -> Plan:
+    """Check the columns of ``df`` against the roles and the query; the worker's plan.
+
+    Raises ValueError (worded for ``caller``) for a missing column or value
+    columns that do not fit what the query reads.
+    """
+    values = (value,) if isinstance(value, str) else tuple(value or ())
+    ties = (tiebreak,) if isinstance(tiebreak, str) else tuple(tiebreak)
+    have = set(df.columns)
+    roles = [("key", key), ("time", time), ("tag", tag), *(("value", v) for v in values),
+             *(("tiebreak", t) for t in ties)]
+    for role, name in roles:
+        if name not in have:
+            raise ValueError(f"{caller}: no column {name!r} for {role} in the DataFrame "
+                             f"(columns: {', '.join(df.columns)})")
+    source = monitor.unoptimized or monitor.dt
+    problem = value_columns_problem(
+        source, values,
+        lambda col: "value column" if col is None else f"{col!r} to the value columns")
+    if problem is not None:
+        raise ValueError(problem)
+    outputs = () if len(source.final) == 1 else source.final
+    if engine == "auto":
+        # Compile the query's kernel once, here: workers on this machine load it from the
+        # disk cache, and "auto" then picks it (17-36x the table engine, RESULTS.md).
+        monitor.prepare("codegen")
+    return Plan(_dt_text(monitor), tuple(monitor.alphabet), key, time, tag, values, ties,
+                source.reads_scalar_cur, outputs, engine, unknown_tags)
+
+
+def output_fields(schema: Any, plan: Plan) -> list[Any]:
+    """The output columns: key, time and tag as in the input, then the results."""
+    from pyspark.sql.types import ByteType, DoubleType, StringType, StructField
+
+    fields = [StructField(plan.key, schema[plan.key].dataType, True),
+              StructField(plan.time, schema[plan.time].dataType, True),
+              StructField(plan.tag, StringType(), True)]
+    for status, value in plan.result_pairs:
+        fields += [StructField(status, ByteType(), False), StructField(value, DoubleType(), True)]
+    return fields
+
+
+_WORKER_MONITORS: dict[str, Monitor] = {}
+"""Monitors rebuilt in this (worker) process, by DT fingerprint."""
+
+
+def worker_monitor(plan: Plan) -> Monitor:
+    """The plan's monitor, rebuilt once per worker process (kernels load from their caches)."""
+    digest = hashlib.sha256(plan.dt_json.encode()).hexdigest()
+    m = _WORKER_MONITORS.get(digest)
+    if m is None:
+        m = _WORKER_MONITORS[digest] = Monitor.from_dt(DT.from_json(plan.dt_json),
+                                                       list(plan.alphabet))
+    return m
+
+
+def time_ordered(events: pd.DataFrame, plan: Plan) -> pd.DataFrame:
+    """One key's events in the documented order: time, tie-breakers, tag, values, NA last.
+
+    Stable, so rows equal in all these columns keep their input order.
+    """
+    return events.sort_values(plan.order, kind="mergesort", na_position="last",
+                              ignore_index=True)
+
+
+def event_data(events: pd.DataFrame, plan: Plan) -> Any:
+    """``cur`` as one float column, or ``cur.F`` as a record of float columns."""
+    def column(name: str) -> np.ndarray:
+        return pd.to_numeric(events[name]).to_numpy(dtype=np.float64, na_value=np.nan)
+
+    if not plan.values:
+        return None
+    if plan.scalar:
+        return column(plan.values[0])
+    return {name: column(name) for name in plan.values}
+
+
+def take_rows(data: Any, rows: slice) -> Any:
+    """Rows of what :func:`event_data` returned."""
+    if data is None:
+        return None
+    if isinstance(data, dict):
+        return {name: column[rows] for name, column in data.items()}
+    return data[rows]
+
+
+def null_time_error(caller: str, plan: Plan, key: Any) -> ValueError:
+    return ValueError(f"{caller}: column {plan.time!r} (time) is null for key {plain(key)!r}; "
+                      f"every event needs a time")
+
+
+def plain(x: Any) -> Any:
+    """A numpy scalar as the Python value it holds (for messages and comparisons)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+def is_null(x: Any) -> bool:
+    return x is None or (isinstance(x, float) and math.isnan(x))
+
+
+def text(tag: Any) -> str | None:
+    return None if is_null(tag) else str(tag)

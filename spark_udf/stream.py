@@ -1,0 +1,353 @@
+"""Structured Streaming: a monitor per key as a stateful operator (API.md, "Spark").
+
+Pipeline position: the last stage, like :mod:`spark_udf.batch`, for streaming
+DataFrames. :func:`monitor_stream_frame` takes a streaming DataFrame of
+events and a compiled :class:`qre.Monitor` and returns a streaming DataFrame
+of one output row per event: the key, time and tag columns under their own
+names, ``status`` and ``value`` (or ``status_F``/``value_F`` per output F), and
+``late``. :func:`monitor_stream` also starts the query, writing to files, a
+``foreachBatch`` function or a memory table, with a checkpoint.
+
+How it runs. ``groupBy(key).transformWithStateInPandas`` with one
+:class:`_MonitorProcessor`: per key, the monitor's configuration (the flat
+``Session.state``) and the last processed event live in a value state, the
+events waiting for the watermark in a list state, and a timer wakes the key
+when the watermark releases them or the key goes idle; the rules themselves
+(order, watermark, late events, idle keys) are :mod:`spark_udf.keyed`'s.
+
+Time. ``watermark=None`` processes each micro-batch's events at once (in
+time order within the batch). ``watermark="10 seconds"`` holds each event
+until the watermark (the largest time seen, minus the delay) reaches it, so
+events up to that much out of order are processed in order; an output then
+appears once the watermark passes its event. The time column may be a
+timestamp, or a number of ``time_unit`` (seconds by default, as Spark
+casts numbers to timestamps). Rows that Spark itself would call late are
+not dropped: they reach the monitor, which processes or flags them.
+
+Exactly once. Spark checkpoints the state and the source offsets with each
+micro-batch, and the file sink commits a batch's files atomically, so a
+query restarted from its checkpoint — after a stop, a crash or a killed
+worker — neither loses nor repeats an output row. The state carries a
+fingerprint of the monitor (its DT as compiled and as optimized, and its
+alphabet); :func:`monitor_stream` also records it next to the checkpoint,
+and restarting a checkpoint with a different monitor is a clear error.
+
+Cost: a shuffle by key per micro-batch, then per key with events a few
+round trips to Spark's state server (about 0.5 ms, the floor of
+``transformWithStateInPandas``) plus the kernel's O(DT size) per event;
+``benchmarks/spark_stream.py`` measures it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from pyspark.sql.streaming import StatefulProcessor
+
+from qre.monitor import Monitor
+
+from .keyed import LATE, LATE_POLICIES, TIME_US, KeyState, Rules, step, wake_ms
+from .plan import Plan, make_plan, output_fields, worker_monitor
+
+__all__ = ["monitor_stream", "monitor_stream_frame", "stream_fingerprint"]
+
+log = logging.getLogger(__name__)
+
+ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+"""The state store that ``transformWithStateInPandas`` needs."""
+
+TIME_UNITS = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": None}
+"""Microseconds per unit of a numeric time column (``ns``: divided by 1000)."""
+
+SIDECAR = "qre-monitor.json"
+"""The file in a checkpoint directory that records which monitor wrote it."""
+
+
+def stream_fingerprint(m: Monitor) -> str:
+    """A digest of a monitor and of the layout of its state (DT as compiled and
+    as optimized, and alphabet): a checkpoint stores it to refuse another monitor."""
+    text = json.dumps([(m.unoptimized or m.dt).to_json(indent=None), m.dt.to_json(indent=None),
+                       list(m.alphabet)])
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+@dataclass(frozen=True)
+class _Spec:
+    """What the stateful processor needs: the plan, the time rules, the state schemas."""
+
+    plan: Plan
+    rules: Rules
+    fingerprint: str
+    order_types: tuple[str, ...]  # Spark types (DDL) of plan.order, for the state schemas
+
+    @property
+    def input_columns(self) -> list[str]:
+        """The operator's input columns, in order: key, order columns, times in µs."""
+        columns = list(dict.fromkeys([self.plan.key, *self.plan.order]))
+        return [*columns, TIME_US] if self.rules.watermark else columns
+
+    @property
+    def meta_schema(self) -> str:
+        """The value state: the monitor's fingerprint and configuration, the last
+        processed event (order columns o0, o1, … and its time in µs), the number of
+        pending events and the key's timer."""
+        order = ", ".join(f"o{i} {t}" for i, t in enumerate(self.order_types))
+        return (f"fingerprint string, config array<double>, {order}, last_us long, "
+                f"pending int, timer_ms long")
+
+    @property
+    def pending_schema(self) -> str:
+        order = ", ".join(f"o{i} {t}" for i, t in enumerate(self.order_types))
+        return f"{order}, time_us long"
+
+
+def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
+                         value: str | Sequence[str] | None = None, *,
+                         watermark: Any = None, ttl: Any = None, time_unit: str = "s",
+                         tiebreak: str | Sequence[str] = (), late: str = "flag",
+                         engine: str = "auto", unknown_tags: str = "error") -> Any:
+    """The streaming DataFrame of ``monitor`` run per key over the streaming ``df``.
+
+    Columns as :func:`spark_udf.monitor_frame`'s plus ``late`` (boolean).
+    ``watermark`` (a duration: ``"10 seconds"``, a ``timedelta``) makes events
+    wait until the watermark passes them, so that events out of order by up
+    to that much are processed in time order; None processes each
+    micro-batch at once. ``ttl`` (a duration; needs a watermark): an event
+    more than ``ttl`` after its key's previous one starts the key afresh,
+    and idle keys' state is dropped. ``late``: ``"flag"`` outputs a late
+    event with ``late`` true and no result, ``"fail"`` stops the query.
+    ``time_unit``: what a numeric time column counts (``s``, ``ms``, ``us``,
+    ``ns``). The others are :func:`monitor_frame`'s. See the module docstring.
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import BooleanType, StructField, StructType
+
+    if not df.isStreaming:
+        raise ValueError("monitor_stream: the DataFrame is not streaming (spark.readStream); "
+                         "use monitor_frame for a batch DataFrame")
+    if late not in LATE_POLICIES:
+        raise ValueError(f"monitor_stream: late must be one of {', '.join(LATE_POLICIES)}, "
+                         f"not {late!r}")
+    if time_unit not in TIME_UNITS:
+        raise ValueError(f"monitor_stream: time_unit must be one of {', '.join(TIME_UNITS)}, "
+                         f"not {time_unit!r}")
+    delay_us = None if watermark is None else duration_us(watermark, "watermark")
+    ttl_us = None if ttl is None else duration_us(ttl, "ttl")
+    if ttl_us is not None and delay_us is None:
+        raise ValueError("monitor_stream: ttl needs a watermark (a key is idle when the "
+                         "watermark has passed its last event by ttl)")
+    plan = make_plan("monitor_stream", df, monitor, key, time, tag, value, tiebreak, engine,
+                     unknown_tags)
+    spec = _Spec(plan, Rules(delay_us is not None, ttl_us, late), stream_fingerprint(monitor),
+                 tuple(df.schema[c].dataType.simpleString() for c in plan.order))
+    _use_rocksdb(df.sparkSession)
+    events = df.select(*dict.fromkeys([key, *plan.order]))
+    if delay_us is not None:
+        micros = _time_us(F.col(time), df.schema[time].dataType, time_unit)
+        # Spark's watermark needs a timestamp column; the operator gets the times in µs
+        # in a plain column instead, so that Spark does not drop rows it calls late: the
+        # monitor processes or flags them itself.
+        events = (events.withColumn(TIME_US, micros)
+                  .withColumn("__qre_event_time", F.timestamp_micros(F.col(TIME_US)))
+                  .withWatermark("__qre_event_time", f"{delay_us} microseconds")
+                  .drop("__qre_event_time"))
+    schema = StructType([*output_fields(df.schema, plan),
+                         StructField(LATE, BooleanType(), False)])
+    return events.groupBy(key).transformWithStateInPandas(
+        statefulProcessor=_MonitorProcessor(spec), outputStructType=schema,
+        outputMode="Append", timeMode="EventTime" if delay_us is not None else "None")
+
+
+def monitor_stream(df: Any, monitor: Monitor, key: str, time: str, tag: str,
+                   value: str | Sequence[str] | None = None, *, checkpoint: str,
+                   output: str | Callable[[Any, int], None] | None = None,
+                   format: str = "parquet", query_name: str | None = None,
+                   trigger: dict[str, Any] | None = None, **options: Any) -> Any:
+    """Start the streaming query of :func:`monitor_stream_frame` (same ``options``).
+
+    ``output`` is a directory (files in ``format``, committed exactly once per
+    micro-batch), a function ``f(batch_df, batch_id)`` (``foreachBatch``; make
+    it idempotent on ``batch_id`` for exactly-once output), or None for a
+    memory table named ``query_name``. ``checkpoint`` is the checkpoint
+    directory; restarting with the same one continues where the query
+    stopped. ``trigger`` holds ``DataStreamWriter.trigger`` arguments, e.g.
+    ``{"availableNow": True}``. Returns the ``StreamingQuery``.
+    """
+    frame = monitor_stream_frame(df, monitor, key, time, tag, value, **options)
+    _check_sidecar(df.sparkSession, checkpoint, monitor)
+    writer = frame.writeStream.outputMode("append").option("checkpointLocation", checkpoint)
+    if query_name is not None:
+        writer = writer.queryName(query_name)
+    if trigger is not None:
+        writer = writer.trigger(**trigger)
+    if callable(output):
+        return writer.foreachBatch(output).start()
+    if output is None:
+        if query_name is None:
+            raise ValueError("monitor_stream: give output (a directory or a function) or a "
+                             "query_name for a memory table")
+        return writer.format("memory").start()
+    return writer.format(format).start(output)
+
+
+def duration_us(x: Any, what: str) -> int:
+    """A duration (``"10 seconds"``, ``"1h30m"``, a ``timedelta``) in microseconds."""
+    try:
+        us = pd.Timedelta(x).value // 1000
+    except (ValueError, TypeError):
+        raise ValueError(f"monitor_stream: {what} {x!r} is not a duration "
+                         f"(e.g. '10 seconds', '500 ms', '1 hour')") from None
+    if us < 0:
+        raise ValueError(f"monitor_stream: {what} {x!r} is negative")
+    return int(us)
+
+
+def _time_us(column: Any, dtype: Any, unit: str) -> Any:
+    """Event times in whole microseconds since the epoch, as a long column."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DecimalType, FractionalType, IntegralType
+
+    if isinstance(dtype, IntegralType):
+        factor = TIME_UNITS[unit]
+        return (column * factor if factor else F.floor(column / 1000)).cast("long")
+    if isinstance(dtype, FractionalType | DecimalType):
+        factor = TIME_UNITS[unit]
+        return F.floor(column * factor if factor else column / 1000).cast("long")
+    return F.unix_micros(column.cast("timestamp"))
+
+
+def _use_rocksdb(spark: Any) -> None:
+    name = "spark.sql.streaming.stateStore.providerClass"
+    if spark.conf.get(name, None) != ROCKSDB:
+        log.info("monitor_stream: setting %s to RocksDB (transformWithState needs it)", name)
+        spark.conf.set(name, ROCKSDB)
+
+
+def _check_sidecar(spark: Any, checkpoint: str, monitor: Monitor) -> None:
+    """Refuse a checkpoint written by another monitor; record this one in a new checkpoint."""
+    jvm = spark._jvm
+    path = jvm.org.apache.hadoop.fs.Path(checkpoint, SIDECAR)
+    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+    fingerprint = stream_fingerprint(monitor)
+    if fs.exists(path):
+        stream = fs.open(path)
+        try:
+            recorded = json.loads(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+        finally:
+            stream.close()
+        if recorded.get("fingerprint") != fingerprint:
+            raise ValueError(
+                f"monitor_stream: the checkpoint {checkpoint} was written by another monitor "
+                f"(fingerprint {recorded.get('fingerprint')}, this one {fingerprint}; its "
+                f"query: {recorded.get('query')!r}). Restart it with that query, or give this "
+                f"one a new checkpoint directory")
+        return
+    record = json.dumps({"fingerprint": fingerprint, "query": monitor.source,
+                         "alphabet": list(monitor.alphabet)})
+    out = fs.create(path, True)
+    try:
+        out.write(bytearray(record.encode()))
+    finally:
+        out.close()
+
+
+class _MonitorProcessor(StatefulProcessor):
+    """The ``StatefulProcessor`` of :func:`monitor_stream_frame` (pickled to the workers).
+
+    Per key: a value state ``monitor`` (``_Spec.meta_schema``), a list state
+    ``pending`` (with a watermark) and at most one timer, at :func:`wake_ms`.
+    """
+
+    def __init__(self, spec: _Spec) -> None:
+        self.spec = spec
+
+    def init(self, handle: Any) -> None:
+        self.handle = handle
+        self.meta = handle.getValueState("monitor", self.spec.meta_schema)
+        self.pending = (handle.getListState("pending", self.spec.pending_schema)
+                        if self.spec.rules.watermark else None)
+        self.monitor: Monitor | None = None  # built on the first key: init also runs on the driver
+
+    def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame],
+                        timerValues: Any) -> Iterator[pd.DataFrame]:
+        frames = list(rows)
+        events = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
+        # By position: Spark renames a column whose name starts with "__" on the way.
+        events.columns = self.spec.input_columns
+        yield from self._step(key[0], events, timerValues.getCurrentWatermarkInMs(), None)
+
+    def handleExpiredTimer(self, key: Any, timerValues: Any,
+                           expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
+        yield from self._step(key[0], None, timerValues.getCurrentWatermarkInMs(),
+                              expiredTimerInfo.getExpiryTimeInMs())
+
+    def close(self) -> None:
+        pass
+
+    def _step(self, key: Any, events: pd.DataFrame | None, watermark_ms: int,
+              fired_ms: int | None) -> Iterator[pd.DataFrame]:
+        spec = self.spec
+        if self.monitor is None:
+            self.monitor = worker_monitor(spec.plan)
+            self.engine = self.monitor.resolve_engine(spec.plan.engine)
+        state, timer_ms = self._load(key)
+        watermark_us = watermark_ms * 1000 if spec.rules.watermark else None
+        new, rows = step(spec.plan, spec.rules, self.monitor, self.engine, key, state, events,
+                         watermark_us)
+        self._store(state, new, timer_ms, fired_ms)
+        if len(rows):
+            yield rows
+
+    def _load(self, key: Any) -> tuple[KeyState, int | None]:
+        saved = self.meta.get()
+        if saved is None:
+            return KeyState(), None
+        spec, n = self.spec, len(self.spec.plan.order)
+        fingerprint, config, last, (last_us, n_pending, timer_ms) = (
+            saved[0], saved[1], saved[2:2 + n], saved[2 + n:])
+        if fingerprint != spec.fingerprint:
+            raise ValueError(
+                f"monitor_stream: the checkpoint's state for key {key!r} was written by another "
+                f"monitor (fingerprint {fingerprint}, this one {spec.fingerprint}); restart it "
+                f"with that query, or give this one a new checkpoint directory")
+        pending = None
+        if n_pending:
+            pending = pd.DataFrame([tuple(r) for r in self.pending.get()],
+                                   columns=[*spec.plan.order, TIME_US])
+        if config is None:  # nothing processed yet: only pending events
+            return KeyState(pending=pending), timer_ms
+        return KeyState(np.asarray(config, dtype=np.float64), tuple(last), last_us,
+                        pending), timer_ms
+
+    def _store(self, old: KeyState, new: KeyState | None, timer_ms: int | None,
+               fired_ms: int | None) -> None:
+        wake = None if new is None else wake_ms(new, self.spec.rules)
+        # At most one timer per key. Spark deletes a fired timer itself, after this call; the
+        # next wake-up is always later than the watermark that fired it (keyed.wake_ms).
+        if timer_ms is not None and timer_ms != wake and timer_ms != fired_ms:
+            self.handle.deleteTimer(timer_ms)
+        if wake is not None and (wake != timer_ms or timer_ms == fired_ms):
+            self.handle.registerTimer(wake)
+        if new is None:
+            self.meta.clear()
+            if old.pending is not None:
+                self.pending.clear()
+            return
+        if new.pending is not None:
+            if new.pending is not old.pending:
+                self.pending.put([tuple(r) for r in
+                                  new.pending[[*self.spec.plan.order, TIME_US]].itertuples(
+                                      index=False, name=None)])
+        elif old.pending is not None:
+            self.pending.clear()
+        last = new.last or (None,) * len(self.spec.plan.order)
+        config = None if new.config is None else new.config.tolist()
+        self.meta.update((self.spec.fingerprint, config, *last, new.last_us,
+                          0 if new.pending is None else len(new.pending), wake))
