@@ -29,7 +29,7 @@ a shuffle per micro-batch and about 0.5 ms per key with events in it
 from .batch import monitor_frame
 from .plan import monitor_fingerprint
 from .session import local_session
-from .stream import monitor_stream, monitor_stream_frame, stream_fingerprint
+from .stream import monitor_stream, monitor_stream_frame
 
 __all__ = ["local_session", "monitor_fingerprint", "monitor_frame", "monitor_stream",
-           "monitor_stream_frame", "stream_fingerprint"]
+           "monitor_stream_frame"]

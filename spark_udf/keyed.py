@@ -15,14 +15,18 @@ The rules, per key:
   reaches its time (``time_us <= watermark_us``, Spark's own test for a late
   row), and events released together are sorted: events that arrive out of
   order, but no later than the watermark allows, are processed in order.
-* **Late events.** An event that sorts before the last event its key
-  processed cannot be processed in order. It is never reordered silently:
-  policy ``"flag"`` (the default) outputs it with ``late`` true, status 0
-  (no output) and value NaN, and leaves the key's state as it was;
-  ``"fail"`` raises ValueError. (Recomputing the outputs after it —
-  optimistic reprocessing — would be a third policy, here in
-  :func:`_late_rows`.) Events equal to the last one in every order column are
-  not late: such rows are interchangeable.
+* **Late events.** An event that cannot be processed in order is late. With
+  a watermark, that is an event that arrives at or below the watermark in
+  force (the rows Spark itself calls late; earlier events of its key may
+  have been released already); without one, an event that sorts before the
+  last event its key processed (events equal to it in every order column
+  are not late: such rows are interchangeable). Either way it depends only
+  on the micro-batches, never on when timers fire, so a restarted query
+  flags the same events. A late event is never reordered silently: policy
+  ``"flag"`` (the default) outputs it with ``late`` true, status 0 (no
+  output) and value NaN, and leaves the key's state as it was; ``"fail"``
+  raises ValueError. (Recomputing the outputs after it — optimistic
+  reprocessing — would be a third policy, here in :func:`_late_rows`.)
 * **Idle keys** (``ttl``, with a watermark). An event more than ``ttl`` after
   its key's previous processed event starts the key afresh, from the
   monitor's initial configuration; and once the watermark passes the last
@@ -92,48 +96,64 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
     key, time and tag, the result columns (``plan.result_columns``) and
     :data:`LATE`, in processing order.
     """
-    parts = [f for f in (state.pending, events) if f is not None and len(f)]
-    if not parts:
-        return _unless_idle(state, rules, watermark_us), _no_rows(plan)
-    frame = parts[0] if len(parts) == 1 else pd.concat(parts, ignore_index=True)
-    if frame[plan.time].isna().any():
+    if events is not None and events[plan.time].isna().any():
         raise null_time_error("monitor_stream", plan, key)
-    frame = time_ordered(frame, plan)
-    ready, waiting = frame, frame.iloc[:0]
-    if rules.watermark:
-        # Times in microseconds grow with the times, so the released events are a prefix.
-        n_ready = int(np.searchsorted(frame[TIME_US].to_numpy(), watermark_us, side="right"))
-        ready, waiting = frame.iloc[:n_ready], frame.iloc[n_ready:]
-    n_late = _late_prefix(ready, plan, state.last)
-    outputs = []
-    if n_late:
-        outputs.append(_late_rows(plan, rules, key, ready.iloc[:n_late], state))
-    on_time = ready.iloc[n_late:]
+    late, on_time, waiting = _sort_out(plan, rules, state, events, watermark_us)
+    outputs = [] if late is None else [_late_rows(plan, rules, key, late, state, watermark_us)]
     config, last, last_us = state.config, state.last, state.last_us
-    if len(on_time):
+    if on_time is not None:
         config, rows = _run(plan, rules, m, engine, key, on_time, state)
         outputs.append(rows)
         last = _order_values(on_time, plan, len(on_time) - 1)
         last_us = int(on_time[TIME_US].iloc[-1]) if rules.watermark else None
-    nxt = KeyState(config, last, last_us, waiting if len(waiting) else None)
+    nxt = KeyState(config, last, last_us, waiting)
     rows = outputs[0] if len(outputs) == 1 else (
         pd.concat(outputs, ignore_index=True) if outputs else _no_rows(plan))
     return _unless_idle(nxt, rules, watermark_us), rows
 
 
 def wake_ms(state: KeyState, rules: Rules) -> int | None:
-    """The watermark (ms) at which the key needs a timer: the first pending event
-    becomes ready, or its state becomes idle; None if neither can happen."""
-    times = []
+    """The watermark (ms) at which the key needs a timer: its first pending event
+    becomes ready, or, with nothing pending, its state becomes idle; None if
+    neither can happen."""
     if state.pending is not None:
-        times.append(-(-int(state.pending[TIME_US].min()) // 1000))  # ceil
+        return -(-int(state.pending[TIME_US].min()) // 1000)  # ceil
     if rules.ttl_us is not None and state.last_us is not None:
-        times.append((state.last_us + rules.ttl_us) // 1000 + 1)  # watermark·1000 > last + ttl
-    return min(times) if times else None
+        return (state.last_us + rules.ttl_us) // 1000 + 1  # watermark·1000 > last + ttl
+    return None
+
+
+def _sort_out(plan: Plan, rules: Rules, state: KeyState, events: pd.DataFrame | None,
+              watermark_us: int | None
+              ) -> tuple[pd.DataFrame | None, pd.DataFrame | None, pd.DataFrame | None]:
+    """The late events, the events to process now and the events that wait, each in
+    processing order (None: no such events); module docstring, "Late events"."""
+    late = None
+    if rules.watermark and events is not None:
+        # The rows Spark calls late: their key may have moved past them already.
+        behind = events[TIME_US].to_numpy() <= watermark_us
+        late, events = time_ordered(events[behind], plan), events[~behind]
+    parts = [f for f in (state.pending, events) if f is not None and len(f)]
+    if not parts:
+        return _some(late), None, None
+    frame = time_ordered(pd.concat(parts, ignore_index=True), plan)
+    if rules.watermark:
+        # Times in microseconds grow with the times, so the released events are a prefix.
+        n_ready = int(np.searchsorted(frame[TIME_US].to_numpy(), watermark_us, side="right"))
+        return _some(late), _some(frame.iloc[:n_ready]), _some(frame.iloc[n_ready:])
+    n_late = _late_prefix(frame, plan, state.last)
+    return _some(frame.iloc[:n_late]), _some(frame.iloc[n_late:]), None
+
+
+def _some(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+    return frame if frame is not None and len(frame) else None
 
 
 def _unless_idle(state: KeyState, rules: Rules, watermark_us: int | None) -> KeyState | None:
-    """None (drop the state) once the watermark is past the last event + ttl, nothing pending."""
+    """None (drop the state) if it holds nothing (only late events so far), or once the
+    watermark is past the last event + ttl with nothing pending."""
+    if state.pending is None and state.last is None:
+        return None
     if (rules.ttl_us is not None and state.pending is None and state.last_us is not None
             and watermark_us is not None and watermark_us > state.last_us + rules.ttl_us):
         return None
@@ -161,14 +181,17 @@ def _late_prefix(ready: pd.DataFrame, plan: Plan, last: tuple[Any, ...] | None) 
 
 
 def _late_rows(plan: Plan, rules: Rules, key: Any, late: pd.DataFrame,
-               state: KeyState) -> pd.DataFrame:
+               state: KeyState, watermark_us: int | None) -> pd.DataFrame:
     """The late-event policy: flag the events (no output, state unchanged) or fail."""
     if rules.late == "fail":
-        first = _order_values(late, plan, 0)
+        first = plain(late[plan.time].iloc[0])
+        behind = (f"at or below the watermark ({watermark_us} µs since the epoch)"
+                  if rules.watermark else
+                  f"after processing one at {state.last[0] if state.last else None!r}")
         raise ValueError(
-            f"monitor_stream: key {plain(key)!r} received an event at {plan.time} = {first[0]!r} "
-            f"after processing one at {state.last[0] if state.last else None!r} (late=\"fail\"); "
-            f"a larger watermark waits longer for late events, late=\"flag\" reports them")
+            f"monitor_stream: key {plain(key)!r} received an event at {plan.time} = {first!r} "
+            f"{behind} (late=\"fail\"); a larger watermark waits longer for late events, "
+            f"late=\"flag\" reports them")
     rows = _frame(plan, key, late)
     for status, value in plan.result_pairs:
         rows[status] = np.zeros(len(late), dtype=np.int8)

@@ -14,6 +14,7 @@ text.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -30,12 +31,15 @@ __all__ = ["Plan", "make_plan", "monitor_fingerprint", "worker_monitor"]
 
 
 def monitor_fingerprint(m: Monitor) -> str:
-    """A digest of what a monitor computes: its DT (as compiled) and alphabet.
+    """A digest of what a monitor computes and of the layout of its state: its DT
+    as compiled and as optimized, and its alphabet.
 
     Two monitors with the same fingerprint give the same outputs on every
-    input; a checkpointed stream stores it to refuse a different query.
+    input and read each other's ``Session.state``; a checkpointed stream
+    stores it to refuse a different query.
     """
-    return hashlib.sha256(_dt_text(m).encode()).hexdigest()
+    text = json.dumps([_dt_text(m), m.dt.to_json(indent=None), list(m.alphabet)])
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _dt_text(m: Monitor) -> str:

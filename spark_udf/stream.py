@@ -21,8 +21,11 @@ until the watermark (the largest time seen, minus the delay) reaches it, so
 events up to that much out of order are processed in order; an output then
 appears once the watermark passes its event. The time column may be a
 timestamp, or a number of ``time_unit`` (seconds by default, as Spark
-casts numbers to timestamps). Rows that Spark itself would call late are
-not dropped: they reach the monitor, which processes or flags them.
+casts numbers to timestamps). Rows that Spark itself calls late (at or
+below the watermark when they arrive) are not dropped silently: they reach
+the monitor, which flags them in the output (``late`` true) or, with
+``late="fail"``, stops the query. Spark's watermark starts at the epoch, so
+with a watermark, event times at or before 1970-01-01 are late.
 
 Exactly once. Spark checkpoints the state and the source offsets with each
 micro-batch, and the file sink commits a batch's files atomically, so a
@@ -40,7 +43,6 @@ round trips to Spark's state server (about 0.5 ms, the floor of
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from collections.abc import Callable, Iterator, Sequence
@@ -54,9 +56,9 @@ from pyspark.sql.streaming import StatefulProcessor
 from qre.monitor import Monitor
 
 from .keyed import LATE, LATE_POLICIES, TIME_US, KeyState, Rules, step, wake_ms
-from .plan import Plan, make_plan, output_fields, worker_monitor
+from .plan import Plan, make_plan, monitor_fingerprint, output_fields, worker_monitor
 
-__all__ = ["monitor_stream", "monitor_stream_frame", "stream_fingerprint"]
+__all__ = ["monitor_stream", "monitor_stream_frame"]
 
 log = logging.getLogger(__name__)
 
@@ -68,14 +70,6 @@ TIME_UNITS = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": None}
 
 SIDECAR = "qre-monitor.json"
 """The file in a checkpoint directory that records which monitor wrote it."""
-
-
-def stream_fingerprint(m: Monitor) -> str:
-    """A digest of a monitor and of the layout of its state (DT as compiled and
-    as optimized, and alphabet): a checkpoint stores it to refuse another monitor."""
-    text = json.dumps([(m.unoptimized or m.dt).to_json(indent=None), m.dt.to_json(indent=None),
-                       list(m.alphabet)])
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 @dataclass(frozen=True)
@@ -145,7 +139,7 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                          "watermark has passed its last event by ttl)")
     plan = make_plan("monitor_stream", df, monitor, key, time, tag, value, tiebreak, engine,
                      unknown_tags)
-    spec = _Spec(plan, Rules(delay_us is not None, ttl_us, late), stream_fingerprint(monitor),
+    spec = _Spec(plan, Rules(delay_us is not None, ttl_us, late), monitor_fingerprint(monitor),
                  tuple(df.schema[c].dataType.simpleString() for c in plan.order))
     _use_rocksdb(df.sparkSession)
     events = df.select(*dict.fromkeys([key, *plan.order]))
@@ -153,7 +147,7 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
         micros = _time_us(F.col(time), df.schema[time].dataType, time_unit)
         # Spark's watermark needs a timestamp column; the operator gets the times in µs
         # in a plain column instead, so that Spark does not drop rows it calls late: the
-        # monitor processes or flags them itself.
+        # monitor flags them itself.
         events = (events.withColumn(TIME_US, micros)
                   .withColumn("__qre_event_time", F.timestamp_micros(F.col(TIME_US)))
                   .withWatermark("__qre_event_time", f"{delay_us} microseconds")
@@ -235,7 +229,7 @@ def _check_sidecar(spark: Any, checkpoint: str, monitor: Monitor) -> None:
     jvm = spark._jvm
     path = jvm.org.apache.hadoop.fs.Path(checkpoint, SIDECAR)
     fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
-    fingerprint = stream_fingerprint(monitor)
+    fingerprint = monitor_fingerprint(monitor)
     if fs.exists(path):
         stream = fs.open(path)
         try:

@@ -5,6 +5,7 @@ Select with ``HYPOTHESIS_PROFILE=dev``.
 
 import os
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -22,3 +23,18 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(scope="session")
+def spark():  # type: ignore[no-untyped-def]
+    """One local SparkSession for every Spark test (starting the JVM costs seconds).
+
+    Tiny Arrow batches: every key's events span several batches, so the
+    batch "sorted" method must carry a key's configuration from one batch to
+    the next, and the streaming processor receives a key's rows in pieces.
+    """
+    pytest.importorskip("pyspark")
+    from spark_udf import local_session
+
+    return local_session("qre-tests", master="local[2]",
+                         config={"spark.sql.execution.arrow.maxRecordsPerBatch": "3"})

@@ -6,6 +6,7 @@ equalities and signs; every strategy is deterministic under the ``ci`` profile.
 
 from __future__ import annotations
 
+import pandas as pd
 from hypothesis import strategies as st
 
 from dt.model import DT, EPS, INIT, Transition
@@ -119,3 +120,18 @@ def keyed_cases(draw):
                                    st.integers(-1, len(dt.alphabet) - 1), data_values),
                          max_size=30))
     return dt, x, n_keys, rows
+
+
+@st.composite
+def keyed_events(draw, *, min_events: int = 1, max_events: int = 40, keys: int = 5,  # type: ignore[no-untyped-def]
+                 times: tuple[int, int] = (0, 6), tags: tuple[str, ...] = ("a", "b")):
+    """A frame of events (columns k, t, tag, v) of up to ``keys`` keys at integer times
+    in ``times`` (few: many ties), values with repeats and NaN."""
+    n = draw(st.integers(min_events, max_events))
+    return pd.DataFrame({
+        "k": draw(st.lists(st.integers(0, keys - 1), min_size=n, max_size=n)),
+        "t": draw(st.lists(st.integers(*times), min_size=n, max_size=n)),
+        "tag": draw(st.lists(st.sampled_from(tags), min_size=n, max_size=n)),
+        "v": draw(st.lists(st.sampled_from([-1.0, 0.0, 0.5, 2.0, float("nan")]),
+                           min_size=n, max_size=n)),
+    })

@@ -1,6 +1,6 @@
 """spark_udf on a real local Spark: monitor_frame against the monitor's own keyed runs.
 
-One SparkSession for the module (starting the JVM costs seconds). The
+One SparkSession for all Spark tests (tests/conftest.py). The
 expectation is computed without Spark and without spark_udf's sort: the
 events are ordered by (key, time, tiebreak, tag, value) with numpy's
 lexsort and run with ``Monitor.run_keys`` on the table engine (itself
@@ -16,6 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from query_strategies import temporal_queries, top_queries
+from strategies import keyed_events
 
 from dt import DT, Transition, Var, parse_term
 from qre import Monitor, qre
@@ -23,18 +24,10 @@ from qre.printer import to_text
 
 pyspark = pytest.importorskip("pyspark")
 
-from spark_udf import local_session, monitor_fingerprint, monitor_frame  # noqa: E402
+from spark_udf import monitor_fingerprint, monitor_frame  # noqa: E402
 from spark_udf.batch import METHODS  # noqa: E402
 
 ALPHABET = ("a", "b")
-
-
-@pytest.fixture(scope="module")
-def spark():  # type: ignore[no-untyped-def]
-    # Tiny Arrow batches: every key's events span several batches in the "sorted" method,
-    # which must carry the key's configuration from one batch to the next.
-    return local_session("qre-tests", master="local[2]",
-                         config={"spark.sql.execution.arrow.maxRecordsPerBatch": "3"})
 
 
 def expected(m: Monitor, frame: pd.DataFrame, value_cols: list[str],
@@ -72,23 +65,10 @@ def assert_rows_equal(got: pd.DataFrame, want: pd.DataFrame) -> None:
                           np.where(both_nan, 0, w).view(np.int64))
 
 
-@st.composite
-def keyed_frames(draw):  # type: ignore[no-untyped-def]
-    """Events of 1..5 keys with few distinct times (many ties) and values with repeats."""
-    n = draw(st.integers(1, 40))
-    return pd.DataFrame({
-        "k": draw(st.lists(st.integers(0, 4), min_size=n, max_size=n)),
-        "t": draw(st.lists(st.integers(0, 6), min_size=n, max_size=n)),
-        "tag": draw(st.lists(st.sampled_from(ALPHABET), min_size=n, max_size=n)),
-        "v": draw(st.lists(st.sampled_from([-1.0, 0.0, 0.5, 2.0, float("nan")]),
-                           min_size=n, max_size=n)),
-    })
-
-
 @pytest.mark.parametrize("method", METHODS)
 @settings(max_examples=12)
 @given(st.one_of(top_queries(ALPHABET, 2), temporal_queries(ALPHABET, 1)).map(to_text),
-       keyed_frames())
+       keyed_events())
 def test_random_queries_match_run_keys(spark, method, text, frame) -> None:  # type: ignore[no-untyped-def]
     m = qre(text, list(ALPHABET))
     df = spark.createDataFrame(frame, "k long, t long, tag string, v double")

@@ -1,0 +1,109 @@
+"""A stream of micro-batches played through spark_udf.keyed's rules, without Spark.
+
+:func:`simulate` plays Spark's part: micro-batches arrive, the watermark of
+a batch is the largest time of the batches before it minus the delay (never
+decreasing), each key with events gets one :func:`step`, then each key whose
+timer is due gets one more, as Spark fires event-time timers; a last batch
+with an infinite watermark flushes what waits. tests/test_stream_rules.py
+checks it against the oracle; tests/test_spark_stream.py checks Spark
+against it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from hypothesis import strategies as st
+
+from qre import Monitor
+from spark_udf.keyed import TIME_US, KeyState, Rules, step, wake_ms
+from spark_udf.plan import make_plan
+
+ALPHABET = ("a", "b")
+US = 1_000_000  # times are whole seconds
+FLUSH_MS = 2**52
+
+
+def simulate(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
+             delay: int | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The rows of a stream of ``batches``, and the events that arrived behind: at or
+    below the watermark in force (with a watermark), at or before the latest time
+    their key had received (without one).
+
+    After each micro-batch it checks what Spark's user sees: every event received at
+    or below the watermark (every event, without one) has been output, and no key
+    keeps state once the watermark has passed its last event by ttl with nothing
+    pending (so its timer fired)."""
+    plan = make_plan("test", batches[0], m, "k", "t", "tag", "v", (), "table", "error")
+    states: dict[object, KeyState] = {}
+    outputs, behind, watermark_ms, latest = [], [], 0, None
+    seen: dict[object, float] = {}
+    received = []
+    for batch in [*batches, None]:
+        if batch is None:
+            watermark_ms = FLUSH_MS
+            batch = batches[0].iloc[:0]
+        received.append(batch)
+        for key, events in batch.groupby("k", sort=False):
+            if rules.watermark:
+                behind.append(events[events[TIME_US] <= watermark_ms * 1000])
+            else:
+                behind.append(events[events["t"] <= seen.get(key, -np.inf)])
+                seen[key] = max(seen.get(key, -np.inf), events["t"].max())
+            outputs.append(_step(plan, rules, m, states, key, events, watermark_ms))
+        for key in list(states):
+            wake = wake_ms(states[key], rules)
+            if wake is not None and wake <= watermark_ms:
+                outputs.append(_step(plan, rules, m, states, key, None, watermark_ms))
+        _check_progress(pd.concat(received), [o["t"] for o in outputs], states, rules,
+                        watermark_ms * 1000 if rules.watermark else None)
+        if len(batch) and delay is not None:
+            latest = max(latest or 0, int(batch[TIME_US].max()))
+            watermark_ms = max(watermark_ms, (latest - delay * US) // 1000)
+    return (pd.concat([o for o in outputs if len(o)], ignore_index=True),
+            pd.concat([batches[0].iloc[:0], *behind], ignore_index=True))
+
+
+def _check_progress(received: pd.DataFrame, output_times: list[pd.Series],
+                    states: dict[object, KeyState], rules: Rules,
+                    watermark_us: int | None) -> None:
+    out_us = np.concatenate([[], *output_times]) * US
+    if watermark_us is None:
+        assert len(out_us) == len(received)
+    else:
+        assert (out_us <= watermark_us).sum() == (received[TIME_US] <= watermark_us).sum()
+    if rules.ttl_us is not None:
+        for state in states.values():
+            assert state.pending is not None or state.last_us + rules.ttl_us >= watermark_us
+
+
+def _step(plan, rules, m, states, key, events, watermark_ms):  # type: ignore[no-untyped-def]
+    watermark_us = watermark_ms * 1000 if rules.watermark else None
+    new, rows = step(plan, rules, m, "table", key, states.get(key, KeyState()), events,
+                     watermark_us)
+    if new is None:
+        states.pop(key, None)
+    else:
+        states[key] = new
+    return rows
+
+
+@st.composite
+def arrivals(draw, jitter: int, distinct: bool = False, min_events: int = 1):  # type: ignore[no-untyped-def]
+    """Events of 1..4 keys at whole seconds 1..30 (ties unless ``distinct``), arriving
+    in time order give or take ``jitter`` seconds, cut into 1..5 micro-batches. Whole
+    seconds put events exactly on the watermark and gaps exactly equal to a ttl."""
+    n = draw(st.integers(min_events, 30))
+    frame = pd.DataFrame({
+        "k": draw(st.lists(st.integers(0, 3), min_size=n, max_size=n)),
+        "t": draw(st.lists(st.integers(1, 30), min_size=n, max_size=n, unique=distinct)),
+        "tag": draw(st.lists(st.sampled_from(ALPHABET), min_size=n, max_size=n)),
+        "v": draw(st.lists(st.sampled_from([-1.0, 0.0, 0.5, 2.0, float("nan")]),
+                           min_size=n, max_size=n)),
+    })
+    frame[TIME_US] = frame["t"] * US
+    noise = draw(st.lists(st.integers(0, jitter), min_size=n, max_size=n))
+    frame = frame.iloc[np.argsort(frame["t"].to_numpy() + np.array(noise), kind="stable")]
+    cuts = sorted(draw(st.lists(st.integers(1, max(1, n - 1)), max_size=4)))
+    return [frame.iloc[lo:hi] for lo, hi in zip([0, *cuts], [*cuts, n], strict=True)
+            if hi > lo]

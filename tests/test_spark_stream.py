@@ -1,0 +1,263 @@
+"""monitor_stream on a real local Spark: equivalence, time rules, restarts, killed workers.
+
+Events go into Parquet files read by Spark's file source one file per
+micro-batch (files are picked up in modification-time order, which the
+tests set); outputs go to a Parquet file sink, read back as committed.
+``availableNow`` runs every file present, then the trailing batch in which
+the watermark passes the last events. A "sentinel" file, an event of key 99
+far in the future, moves the watermark past everything else; its own row is
+left out of the results.
+
+The oracles: ``monitor_frame`` and tests/keyed_oracle.py's ``expected_rows``
+for streams in order; tests/stream_simulator.py (checked against the oracle
+by tests/test_stream_rules.py) for out-of-order streams with late events and
+idle keys; an uninterrupted run for the restarted and killed ones. Spark
+tests are slow (seconds per query), so they are few and draw few examples.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import signal
+import sys
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from keyed_oracle import canonical, expected_rows
+from query_strategies import temporal_queries, top_queries
+from strategies import keyed_events
+from stream_simulator import ALPHABET, arrivals, simulate
+
+from qre import Monitor, qre
+from qre.printer import to_text
+
+pyspark = pytest.importorskip("pyspark")
+
+from spark_udf import monitor_frame, monitor_stream, monitor_stream_frame  # noqa: E402
+from spark_udf import stream as stream_module  # noqa: E402
+from spark_udf.keyed import LATE, Rules  # noqa: E402
+
+SCHEMA = "k long, t long, tag string, v double"
+SENTINEL = pd.DataFrame({"k": [99], "t": [10**9], "tag": ["a"], "v": [0.0]})
+QUERIES = st.one_of(top_queries(ALPHABET, 2), temporal_queries(ALPHABET, 1)).map(to_text)
+RESULTS = ["k", "t", "tag", "status", "value"]
+FEW = settings(max_examples=2, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def write_batches(directory: Path, batches: list[pd.DataFrame], first: int = 0) -> None:
+    """One Parquet file per micro-batch, modification times one second apart."""
+    directory.mkdir(parents=True, exist_ok=True)
+    for i, batch in enumerate(batches, start=first):
+        path = directory / f"batch-{i:03d}.parquet"
+        batch[["k", "t", "tag", "v"]].astype({"k": "int64", "t": "int64"}).to_parquet(path)
+        os.utime(path, (1_700_000_000 + i, 1_700_000_000 + i))
+
+
+def run(spark, m: Monitor, source: Path, checkpoint: Path, output: Path,  # type: ignore[no-untyped-def]
+        **options) -> pd.DataFrame:
+    """Run the stream over the files in ``source`` until they are processed; all the
+    rows its sink holds (from this run and earlier runs on the same checkpoint)."""
+    df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source))
+    query = monitor_stream(df, m, "k", "t", "tag", "v", checkpoint=str(checkpoint),
+                           output=str(output), trigger={"availableNow": True}, **options)
+    query.awaitTermination()
+    rows = spark.read.parquet(str(output)).toPandas()
+    return rows[rows["k"] != SENTINEL["k"][0]]
+
+
+def in_time_cuts(frame: pd.DataFrame, cuts: list[int], seed: int) -> list[pd.DataFrame]:
+    """The events cut into micro-batches by time (equal times in one batch), each
+    batch's rows shuffled."""
+    bounds = [-np.inf, *sorted(set(cuts)), np.inf]
+    rng = np.random.default_rng(seed)
+    batches = []
+    for lo, hi in itertools.pairwise(bounds):
+        batch = frame[(frame["t"] > lo) & (frame["t"] <= hi)]
+        if len(batch):
+            batches.append(batch.iloc[rng.permutation(len(batch))])
+    return batches
+
+
+@pytest.mark.parametrize("watermark", [None, "0 seconds", "3 seconds"])
+@FEW
+@given(QUERIES, keyed_events(min_events=8, max_events=30, keys=4, times=(1, 9)),
+       st.lists(st.integers(1, 9), min_size=1, max_size=3))
+def test_a_stream_in_time_order_equals_batch_and_the_oracle(
+        spark, tmp_path_factory, watermark, text, frame, cuts) -> None:  # type: ignore[no-untyped-def]
+    """Spark streaming (several micro-batches), Spark batch and run_keys: the same rows."""
+    m = qre(text, list(ALPHABET))
+    tmp = tmp_path_factory.mktemp("stream")
+    batches = in_time_cuts(frame, cuts, len(frame))
+    write_batches(tmp / "in", [*batches, SENTINEL] if watermark else batches)
+    got = run(spark, m, tmp / "in", tmp / "ckpt", tmp / "out", watermark=watermark)
+    assert not got[LATE].any()
+    batch = monitor_frame(spark.createDataFrame(frame, SCHEMA), m, "k", "t", "tag", "v")
+    want = canonical(expected_rows(m, frame, ["v"]), RESULTS)
+    assert canonical(got, RESULTS) == canonical(batch.toPandas(), RESULTS) == want
+
+
+@pytest.mark.parametrize(("delay", "ttl"), [(None, None), (0, 1), (2, 4)])
+@settings(max_examples=2, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(QUERIES, arrivals(jitter=6, distinct=True, min_events=20))
+def test_late_events_and_idle_keys_as_the_rules_say(
+        spark, tmp_path_factory, delay, ttl, text, batches) -> None:  # type: ignore[no-untyped-def]
+    """Out-of-order micro-batches: Spark's rows (late flags included) are the simulator's."""
+    m = qre(text, list(ALPHABET))
+    tmp = tmp_path_factory.mktemp("late")
+    write_batches(tmp / "in", [*batches, SENTINEL] if delay is not None else batches)
+    got = run(spark, m, tmp / "in", tmp / "ckpt", tmp / "out",
+              watermark=None if delay is None else f"{delay} seconds",
+              ttl=None if ttl is None else f"{ttl} seconds")
+    rules = Rules(watermark=delay is not None, ttl_us=None if ttl is None else ttl * 10**6)
+    want, _ = simulate(m, batches, rules, delay)
+    columns = [*RESULTS, LATE]
+    assert canonical(got, columns) == canonical(want, columns)
+
+
+def _restart_events() -> list[pd.DataFrame]:
+    """Four micro-batches of three keys, a little out of order, one key idle for a while."""
+    rng = np.random.default_rng(7)
+    frames = []
+    for i in range(4):
+        n = 12
+        keys = rng.integers(0, 3, n) if i != 2 else rng.integers(0, 2, n)
+        frames.append(pd.DataFrame({"k": keys, "t": 10 * i + rng.integers(-16, 12, n),
+                                    "tag": rng.choice(list(ALPHABET), n),
+                                    "v": rng.integers(-3, 4, n).astype(float)}))
+    return [*frames, SENTINEL]
+
+
+RESTART_QUERY = "iter(or(atom(a, cur), atom(b, -cur)), 0, +)"
+RESTART_OPTIONS = {"watermark": "4 seconds", "ttl": "9 seconds"}
+
+
+def _uninterrupted(spark, tmp: Path, m: Monitor) -> pd.DataFrame:  # type: ignore[no-untyped-def]
+    write_batches(tmp / "all", _restart_events())
+    return run(spark, m, tmp / "all", tmp / "ckpt-all", tmp / "out-all", **RESTART_OPTIONS)
+
+
+def test_a_restarted_stream_neither_loses_nor_repeats_a_row(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    m = qre(RESTART_QUERY, list(ALPHABET))
+    events = _restart_events()
+    write_batches(tmp_path / "in", events[:2])
+    first = run(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out",
+                **RESTART_OPTIONS)
+    assert 0 < len(first) < 24  # events wait for the watermark across the restart
+    write_batches(tmp_path / "in", events[2:], first=2)
+    both = run(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out",
+               **RESTART_OPTIONS)
+    want = _uninterrupted(spark, tmp_path, m)
+    assert len(want) == 48 and want[LATE].any()  # the stream exercises late events
+    assert canonical(both, [*RESULTS, LATE]) == canonical(want, [*RESULTS, LATE])
+
+
+class _KillingProcessor(stream_module._MonitorProcessor):
+    """Kills its own Python worker (SIGKILL, no cleanup) on key 1's events, once: the
+    first worker to see the marker file deletes it and dies."""
+
+    marker = ""
+
+    def handleInputRows(self, key, rows, timerValues):  # type: ignore[no-untyped-def]
+        if key[0] == 1 and os.path.exists(self.marker):
+            os.remove(self.marker)
+            os.kill(os.getpid(), signal.SIGKILL)
+        yield from super().handleInputRows(key, rows, timerValues)
+
+
+def test_a_killed_worker_neither_loses_nor_repeats_a_row(spark, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A worker killed mid-batch fails the query (local mode does not retry tasks);
+    restarted from its checkpoint, it redoes that micro-batch and goes on."""
+    from pyspark import cloudpickle
+    from pyspark.errors import StreamingQueryException
+
+    m = qre(RESTART_QUERY, list(ALPHABET))
+    write_batches(tmp_path / "in", _restart_events()[:2])
+    run(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out", **RESTART_OPTIONS)
+    write_batches(tmp_path / "in", _restart_events()[2:], first=2)
+    marker = tmp_path / "kill-me"
+    marker.touch()
+
+    class Killing(_KillingProcessor):
+        pass
+
+    Killing.marker = str(marker)
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    monkeypatch.setattr(stream_module, "_MonitorProcessor", Killing)
+    with pytest.raises(StreamingQueryException):
+        run(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out", **RESTART_OPTIONS)
+    assert not marker.exists()  # a worker did die
+    monkeypatch.undo()
+    got = run(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out", **RESTART_OPTIONS)
+    want = _uninterrupted(spark, tmp_path, m)
+    assert canonical(got, [*RESULTS, LATE]) == canonical(want, [*RESULTS, LATE])
+
+
+def test_a_checkpoint_refuses_another_monitor(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.errors import StreamingQueryException
+
+    events = _restart_events()
+    write_batches(tmp_path / "in", events[:1])
+    run(spark, qre(RESTART_QUERY, list(ALPHABET)), tmp_path / "in", tmp_path / "ckpt",
+        tmp_path / "out")
+    other = qre("iter(atom(a, cur), 0, +)", list(ALPHABET))
+    with pytest.raises(ValueError, match="was written by another monitor"):
+        run(spark, other, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out")
+    # Without the record next to the checkpoint, the state itself refuses it.
+    (tmp_path / "ckpt" / stream_module.SIDECAR).unlink()
+    write_batches(tmp_path / "in", events[1:2], first=1)
+    with pytest.raises(StreamingQueryException,
+                       match=r"state for key \d was written by another monitor"):
+        run(spark, other, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out")
+
+
+def test_a_null_time_fails_the_query_naming_the_key(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from pyspark.errors import StreamingQueryException
+
+    events = pd.DataFrame({"k": [3, 3], "t": [1, None], "tag": ["a", "a"], "v": [1.0, 2.0]})
+    events.astype({"t": "Int64"}).to_parquet(tmp_path / "in.parquet")
+    (tmp_path / "in").mkdir()
+    (tmp_path / "in.parquet").rename(tmp_path / "in" / "0.parquet")
+    with pytest.raises(StreamingQueryException, match=r"column 't' \(time\) is null for key 3"):
+        run(spark, qre("iter(atom(a, cur), 0, +)", list(ALPHABET)), tmp_path / "in",
+            tmp_path / "ckpt", tmp_path / "out")
+
+
+def test_times_of_every_unit_and_type(spark) -> None:  # type: ignore[no-untyped-def]
+    """The event times the watermark compares, in µs, from each kind of time column."""
+    from pyspark.sql import functions as F
+
+    rows = spark.createDataFrame([(1_700_000_000, 1.5)], "n long, x double").withColumn(
+        "ts", F.to_timestamp(F.lit("2023-11-14 22:13:20.25")))
+
+    def us(column: str, unit: str):  # type: ignore[no-untyped-def]
+        return stream_module._time_us(F.col(column), rows.schema[column].dataType, unit)
+
+    got = rows.select(us("n", "s").alias("s"), us("n", "ms").alias("ms"),
+                      us("n", "us").alias("us"), us("n", "ns").alias("ns"),
+                      us("x", "s").alias("x"), us("ts", "s").alias("ts")).first()
+    assert got.asDict() == {"s": 1_700_000_000_000_000, "ms": 1_700_000_000_000,
+                            "us": 1_700_000_000, "ns": 1_700_000, "x": 1_500_000,
+                            "ts": 1_700_000_000_250_000}
+
+
+def test_arguments_are_checked_before_anything_runs(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    m = qre("iter(atom(a, cur), 0, +)", list(ALPHABET))
+    batch = spark.createDataFrame(SENTINEL, SCHEMA)
+    with pytest.raises(ValueError, match="not streaming"):
+        monitor_stream_frame(batch, m, "k", "t", "tag", "v")
+    stream = spark.readStream.schema(SCHEMA).parquet(str(tmp_path))
+    for options, message in [
+            ({"ttl": "1 minute"}, "ttl needs a watermark"),
+            ({"watermark": "soon"}, "watermark 'soon' is not a duration"),
+            ({"watermark": "-5 seconds"}, "is negative"),
+            ({"time_unit": "days"}, "time_unit must be one of s, ms, us, ns"),
+            ({"late": "drop"}, "late must be one of flag, fail")]:
+        with pytest.raises(ValueError, match=message):
+            monitor_stream_frame(stream, m, "k", "t", "tag", "v", **options)
+    with pytest.raises(ValueError, match="give output"):
+        monitor_stream(stream, m, "k", "t", "tag", "v", checkpoint=str(tmp_path / "c"))
