@@ -1,4 +1,4 @@
-"""The engines side by side, and what the per-event loop costs: writes benchmarks/RESULTS.md.
+"""The engines side by side, and what the per-event loop costs: RESULTS.md, section "engines".
 
 Run (from the repository root)::
 
@@ -46,6 +46,7 @@ from pathlib import Path
 
 import numba
 import numpy as np
+from results import RESULTS, write_section
 
 from codegen.emit import MAX_REGISTER_STATES
 from codegen.generated import CodegenEngine
@@ -283,7 +284,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--events", type=int, default=1_000_000)
     parser.add_argument("--reference-events", type=int, default=5_000)
-    parser.add_argument("--output", type=Path, default=ROOT / "benchmarks" / "RESULTS.md")
+    parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
     n, n_ref = args.events, min(args.events, args.reference_events)
     command = " ".join(["benchmarks/engines.py", *sys.argv[1:]])
@@ -305,8 +306,6 @@ def main() -> None:
                f"{platform.python_version()}, numba {numba.__version__}, "
                f"{numba.get_num_threads()} Numba threads")
     text = "\n".join([
-        "# Benchmark results",
-        "",
         f"Produced by `.venv/bin/python {command}` on {datetime.date.today()} "
         f"({machine}). {n:,} events per run unless said otherwise; see the script's "
         "docstring for what each section measures. Rerun the command to reproduce.",
@@ -341,7 +340,7 @@ def main() -> None:
         "step in its per-event cost there.",
         "",
     ])
-    args.output.write_text(text)
+    write_section(args.output, "engines", text)
     print(f"wrote {args.output}")
     cache.cleanup()
 

@@ -20,10 +20,11 @@ key, time and tag columns plus ``status`` and ``value``.
 * :mod:`~spark_udf.plan` — what travels from the driver to the workers.
 
 Costs: batch, one shuffle by key and a sort, then O(DT size) per event in
-the kernel plus a fixed cost per key and per Arrow batch (about 375,000
-rows/s on 2 cores for a small query, benchmarks/spark_frame.py); streaming,
-a shuffle per micro-batch and about 0.5 ms per key with events in it
-(Spark's state server), benchmarks/spark_stream.py.
+the kernel plus a fixed cost per key and per Arrow batch (about 630,000
+rows/s on 2 cores for a small query, 0.6x a native Spark SQL window,
+benchmarks/spark_frame.py); streaming,
+a shuffle per micro-batch and about 2.5 ms per key with events in it
+(state-store round trips and pandas bookkeeping), benchmarks/spark_stream.py.
 """
 
 from .batch import monitor_frame

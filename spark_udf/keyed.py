@@ -132,7 +132,8 @@ def _sort_out(plan: Plan, rules: Rules, state: KeyState, events: pd.DataFrame | 
     if rules.watermark and events is not None:
         # The rows Spark calls late: their key may have moved past them already.
         behind = events[TIME_US].to_numpy() <= watermark_us
-        late, events = time_ordered(events[behind], plan), events[~behind]
+        if behind.any():
+            late, events = time_ordered(events[behind], plan), events[~behind]
     parts = [f for f in (state.pending, events) if f is not None and len(f)]
     if not parts:
         return _some(late), None, None
@@ -192,12 +193,9 @@ def _late_rows(plan: Plan, rules: Rules, key: Any, late: pd.DataFrame,
             f"monitor_stream: key {plain(key)!r} received an event at {plan.time} = {first!r} "
             f"{behind} (late=\"fail\"); a larger watermark waits longer for late events, "
             f"late=\"flag\" reports them")
-    rows = _frame(plan, key, late)
-    for status, value in plan.result_pairs:
-        rows[status] = np.zeros(len(late), dtype=np.int8)
-        rows[value] = np.full(len(late), np.nan)
-    rows[LATE] = True
-    return rows
+    n_outputs = len(plan.result_pairs)
+    return _frame(plan, key, late, np.zeros((len(late), n_outputs), dtype=np.int8),
+                  np.full((len(late), n_outputs), np.nan), late=True)
 
 
 def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd.DataFrame,
@@ -229,17 +227,19 @@ def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd
         status[rows] = out.status.reshape(hi - lo, -1)
         value[rows] = out.value.reshape(hi - lo, -1)
         config = session.state
-    frame = _frame(plan, key, events)
+    return config, _frame(plan, key, events, status, value, late=False)
+
+
+def _frame(plan: Plan, key: Any, events: pd.DataFrame, status: np.ndarray, value: np.ndarray,
+           late: bool) -> pd.DataFrame:
+    """Output rows: ``status`` and ``value`` hold one column per output (built at once:
+    adding columns one by one costs pandas more than the kernel's work on a key's rows)."""
+    columns = {plan.key: [plain(key)] * len(events), plan.time: events[plan.time].to_numpy(),
+               plan.tag: [text(t) for t in events[plan.tag].to_numpy()]}
     for j, (s, v) in enumerate(plan.result_pairs):
-        frame[s], frame[v] = status[:, j], value[:, j]
-    frame[LATE] = False
-    return config, frame
-
-
-def _frame(plan: Plan, key: Any, events: pd.DataFrame) -> pd.DataFrame:
-    return pd.DataFrame({plan.key: [plain(key)] * len(events),
-                         plan.time: events[plan.time].to_numpy(),
-                         plan.tag: events[plan.tag].map(text).to_numpy()})
+        columns[s], columns[v] = status[:, j], value[:, j]
+    columns[LATE] = np.full(len(events), late)
+    return pd.DataFrame(columns)
 
 
 def _no_rows(plan: Plan) -> pd.DataFrame:

@@ -36,9 +36,12 @@ alphabet); :func:`monitor_stream` also records it next to the checkpoint,
 and restarting a checkpoint with a different monitor is a clear error.
 
 Cost: a shuffle by key per micro-batch, then per key with events a few
-round trips to Spark's state server (about 0.5 ms, the floor of
-``transformWithStateInPandas``) plus the kernel's O(DT size) per event;
-``benchmarks/spark_stream.py`` measures it.
+round trips to Spark's state server, a sort and some pandas bookkeeping
+(:mod:`spark_udf.keyed`) and the kernel's O(DT size) per event: about 2.5
+ms per key on 2 cores, 3.3x a pass-through ``transformWithStateInPandas``
+processor (``benchmarks/spark_stream.py``, RESULTS.md). The Row-based
+``transformWithState`` measured twice as fast with 10 events per key and
+slower with 400; the pandas API was kept.
 """
 
 from __future__ import annotations
@@ -67,6 +70,10 @@ ROCKSDB = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvi
 
 TIME_UNITS = {"s": 1_000_000, "ms": 1_000, "us": 1, "ns": None}
 """Microseconds per unit of a numeric time column (``ns``: divided by 1000)."""
+
+METRICS = "qre_monitor"
+"""The name of the metrics each micro-batch reports: its output ``rows`` and ``late`` rows
+(``query.lastProgress["observedMetrics"]["qre_monitor"]``)."""
 
 SIDECAR = "qre-monitor.json"
 """The file in a checkpoint directory that records which monitor wrote it."""
@@ -116,7 +123,9 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     micro-batch at once. ``ttl`` (a duration; needs a watermark): an event
     more than ``ttl`` after its key's previous one starts the key afresh,
     and idle keys' state is dropped. ``late``: ``"flag"`` outputs a late
-    event with ``late`` true and no result, ``"fail"`` stops the query.
+    event with ``late`` true and no result, ``"fail"`` stops the query; each
+    micro-batch counts its late rows in the query's progress
+    (``query.lastProgress["observedMetrics"]["qre_monitor"]``: ``rows``, ``late``).
     ``time_unit``: what a numeric time column counts (``s``, ``ms``, ``us``,
     ``ns``). The others are :func:`monitor_frame`'s. See the module docstring.
     """
@@ -154,9 +163,11 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                   .drop("__qre_event_time"))
     schema = StructType([*output_fields(df.schema, plan),
                          StructField(LATE, BooleanType(), False)])
-    return events.groupBy(key).transformWithStateInPandas(
+    out = events.groupBy(key).transformWithStateInPandas(
         statefulProcessor=_MonitorProcessor(spec), outputStructType=schema,
         outputMode="Append", timeMode="EventTime" if delay_us is not None else "None")
+    return out.observe(METRICS, F.count(F.lit(1)).alias("rows"),
+                       F.count_if(F.col(LATE)).alias("late"))
 
 
 def monitor_stream(df: Any, monitor: Monitor, key: str, time: str, tag: str,

@@ -62,12 +62,19 @@ def run(spark, m: Monitor, source: Path, checkpoint: Path, output: Path,  # type
         **options) -> pd.DataFrame:
     """Run the stream over the files in ``source`` until they are processed; all the
     rows its sink holds (from this run and earlier runs on the same checkpoint)."""
+    rows, _ = run_query(spark, m, source, checkpoint, output, **options)
+    return rows
+
+
+def run_query(spark, m: Monitor, source: Path, checkpoint: Path, output: Path,  # type: ignore[no-untyped-def]
+              **options) -> tuple[pd.DataFrame, object]:
+    """:func:`run`'s rows, and the query (its progress reports)."""
     df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source))
     query = monitor_stream(df, m, "k", "t", "tag", "v", checkpoint=str(checkpoint),
                            output=str(output), trigger={"availableNow": True}, **options)
     query.awaitTermination()
     rows = spark.read.parquet(str(output)).toPandas()
-    return rows[rows["k"] != SENTINEL["k"][0]]
+    return rows[rows["k"] != SENTINEL["k"][0]], query
 
 
 def in_time_cuts(frame: pd.DataFrame, cuts: list[int], seed: int) -> list[pd.DataFrame]:
@@ -110,13 +117,18 @@ def test_late_events_and_idle_keys_as_the_rules_say(
     m = qre(text, list(ALPHABET))
     tmp = tmp_path_factory.mktemp("late")
     write_batches(tmp / "in", [*batches, SENTINEL] if delay is not None else batches)
-    got = run(spark, m, tmp / "in", tmp / "ckpt", tmp / "out",
-              watermark=None if delay is None else f"{delay} seconds",
-              ttl=None if ttl is None else f"{ttl} seconds")
+    got, query = run_query(spark, m, tmp / "in", tmp / "ckpt", tmp / "out",
+                           watermark=None if delay is None else f"{delay} seconds",
+                           ttl=None if ttl is None else f"{ttl} seconds")
     rules = Rules(watermark=delay is not None, ttl_us=None if ttl is None else ttl * 10**6)
     want, _ = simulate(m, batches, rules, delay)
     columns = [*RESULTS, LATE]
     assert canonical(got, columns) == canonical(want, columns)
+    # Each micro-batch counts its rows and late rows in the query's progress.
+    counted = [p["observedMetrics"][stream_module.METRICS] for p in query.recentProgress
+               if stream_module.METRICS in p["observedMetrics"]]
+    assert sum(c["late"] for c in counted) == int(got[LATE].sum())
+    assert sum(c["rows"] for c in counted) == len(got) + (delay == 0)  # the sentinel's row
 
 
 def _restart_events() -> list[pd.DataFrame]:
