@@ -54,6 +54,7 @@ from .plan import (
     event_data,
     is_null,
     make_plan,
+    nan_for_null,
     null_time_error,
     output_fields,
     plain,
@@ -102,7 +103,7 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
         def run_group(pdf: pd.DataFrame) -> pd.DataFrame:
             return _run_group(pdf, plan)
 
-        return events.groupBy(key).applyInPandas(run_group, schema)
+        return nan_for_null(events.groupBy(key).applyInPandas(run_group, schema), plan)
     order = [F.col(c).asc_nulls_last() for c in (key, *plan.order)]
     ordered = events.repartition(key).sortWithinPartitions(*order)
 

@@ -27,7 +27,7 @@ from dt import DT
 from qre.frames import value_columns_problem
 from qre.monitor import Monitor
 
-__all__ = ["Plan", "make_plan", "monitor_fingerprint", "worker_monitor"]
+__all__ = ["Plan", "make_plan", "monitor_fingerprint", "nan_for_null", "worker_monitor"]
 
 
 def monitor_fingerprint(m: Monitor) -> str:
@@ -120,6 +120,15 @@ def output_fields(schema: Any, plan: Plan) -> list[Any]:
     for status, value in plan.result_pairs:
         fields += [StructField(status, ByteType(), False), StructField(value, DoubleType(), True)]
     return fields
+
+
+def nan_for_null(frame: Any, plan: Plan) -> Any:
+    """The value columns with NaN where a pandas UDF's output has null: Spark turns a
+    pandas NaN into null on the way to Arrow, and the encoding is NaN unless defined."""
+    from pyspark.sql import functions as F
+
+    return frame.withColumns({v: F.coalesce(F.col(v), F.lit(float("nan")))
+                              for _, v in plan.result_pairs})
 
 
 _WORKER_MONITORS: dict[str, Monitor] = {}

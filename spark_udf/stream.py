@@ -59,7 +59,14 @@ from pyspark.sql.streaming import StatefulProcessor
 from qre.monitor import Monitor
 
 from .keyed import LATE, LATE_POLICIES, TIME_US, KeyState, Rules, step, wake_ms
-from .plan import Plan, make_plan, monitor_fingerprint, output_fields, worker_monitor
+from .plan import (
+    Plan,
+    make_plan,
+    monitor_fingerprint,
+    nan_for_null,
+    output_fields,
+    worker_monitor,
+)
 
 __all__ = ["monitor_stream", "monitor_stream_frame"]
 
@@ -166,7 +173,7 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     out = events.groupBy(key).transformWithStateInPandas(
         statefulProcessor=_MonitorProcessor(spec), outputStructType=schema,
         outputMode="Append", timeMode="EventTime" if delay_us is not None else "None")
-    return out.observe(METRICS, F.count(F.lit(1)).alias("rows"),
+    return nan_for_null(out, plan).observe(METRICS, F.count(F.lit(1)).alias("rows"),
                        F.count_if(F.col(LATE)).alias("late"))
 
 

@@ -75,6 +75,7 @@ def test_random_queries_match_run_keys(spark, method, text, frame) -> None:  # t
     out = monitor_frame(df, m, key="k", time="t", tag="tag", value="v", method=method)
     assert out.schema.simpleString() == ("struct<k:bigint,t:bigint,tag:string,"
                                          "status:tinyint,value:double>")
+    assert out.where("value IS NULL").count() == 0  # NaN unless defined, never null
     assert_rows_equal(collected(out), expected(m, frame, ["v"]))
 
 

@@ -73,7 +73,9 @@ def run_query(spark, m: Monitor, source: Path, checkpoint: Path, output: Path,  
     query = monitor_stream(df, m, "k", "t", "tag", "v", checkpoint=str(checkpoint),
                            output=str(output), trigger={"availableNow": True}, **options)
     query.awaitTermination()
-    rows = spark.read.parquet(str(output)).toPandas()
+    written = spark.read.parquet(str(output))
+    assert written.where("value IS NULL").count() == 0  # NaN unless defined, never null
+    rows = written.toPandas()
     return rows[rows["k"] != SENTINEL["k"][0]], query
 
 
