@@ -32,8 +32,10 @@ The rules, per key:
   monitor's initial configuration; and once the watermark passes the last
   event + ``ttl`` with nothing pending, the key's state is dropped
   (:func:`step` returns None). The first rule makes the outputs independent
-  of when Spark drops the state; a late event that arrives after the drop
-  finds no state and starts the key afresh too.
+  of when Spark drops the state: an event that arrives after the drop is
+  either late (at or below the watermark) or more than ``ttl`` after the
+  key's last event, which starts the key afresh anyway. A state that holds
+  nothing (its key only had late events) is not kept.
 
 Cost per key and step: a sort of the key's new and pending events, one
 kernel call per idle gap, O(1) Python otherwise.

@@ -173,8 +173,8 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     out = events.groupBy(key).transformWithStateInPandas(
         statefulProcessor=_MonitorProcessor(spec), outputStructType=schema,
         outputMode="Append", timeMode="EventTime" if delay_us is not None else "None")
-    return nan_for_null(out, plan).observe(METRICS, F.count(F.lit(1)).alias("rows"),
-                       F.count_if(F.col(LATE)).alias("late"))
+    return nan_for_null(out, plan).observe(
+        METRICS, F.count(F.lit(1)).alias("rows"), F.count_if(F.col(LATE)).alias("late"))
 
 
 def monitor_stream(df: Any, monitor: Monitor, key: str, time: str, tag: str,
