@@ -27,7 +27,7 @@ from stream_simulator import ALPHABET, US, arrivals, simulate
 from qre import Monitor, qre
 from qre.printer import to_text
 from spark_udf.keyed import LATE, TIME_US, KeyState, Rules, step, wake_ms
-from spark_udf.plan import make_plan
+from spark_udf.plan import make_plan, time_ordered
 
 QUERIES = st.one_of(top_queries(ALPHABET, 2), temporal_queries(ALPHABET, 1)).map(to_text)
 RESULTS = ["k", "t", "tag", "status", "value"]
@@ -150,3 +150,27 @@ def test_batches_without_data_change_nothing(text, batches, delay, ttl) -> None:
     rows_idle, _ = simulate(m, with_idle, rules, delay)
     columns = [*RESULTS, LATE]
     assert canonical(rows_idle, columns) == canonical(rows, columns)
+
+
+@settings(max_examples=100)
+@given(st.data())
+def test_time_ordered_is_pandas_stable_sort_with_na_last(data) -> None:  # type: ignore[no-untyped-def]
+    """spark_udf.plan.time_ordered (a lexsort) against pandas' own stable sort."""
+    n = data.draw(st.integers(0, 12))
+
+    def column(elements):  # type: ignore[no-untyped-def]
+        return data.draw(st.lists(elements, min_size=n, max_size=n))
+
+    frame = pd.DataFrame({
+        "t": column(st.sampled_from([1.0, 2.0, -0.0, 0.0, float("nan")])),
+        "seq": pd.array(column(st.sampled_from([1, 2, None])), dtype="Int64"),
+        "when": pd.to_datetime(column(st.sampled_from(["2026-01-01", "2026-01-02", None]))),
+        "tag": column(st.sampled_from(["a", "b", None])),
+        "v": column(st.sampled_from([0.5, -1.0, float("nan")])),
+        "row": range(n),
+    })
+    plan = make_plan("test", frame.rename(columns={"row": "k"}), qre("atom(a, cur)", ["a", "b"]),
+                     "k", "t", "tag", "v", ("seq", "when"), "table", "error")
+    want = frame.sort_values(plan.order, kind="mergesort", na_position="last",
+                             ignore_index=True)
+    assert time_ordered(frame, plan)["row"].tolist() == want["row"].tolist()
