@@ -38,7 +38,7 @@ and restarting a checkpoint with a different monitor is a clear error.
 Cost: a shuffle by key per micro-batch, then per key with events a few
 round trips to Spark's state server, a sort and some pandas bookkeeping
 (:mod:`spark_udf.keyed`) and the kernel's O(DT size) per event: about 2.5
-ms per key on 2 cores, 3.3x a pass-through ``transformWithStateInPandas``
+ms per key on 2 cores, 3.2x a pass-through ``transformWithStateInPandas``
 processor (``benchmarks/spark_stream.py``, RESULTS.md). The Row-based
 ``transformWithState`` measured twice as fast with 10 events per key and
 slower with 400; the pandas API was kept.
