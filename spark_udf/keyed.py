@@ -86,7 +86,8 @@ class KeyState:
     last_us: int | None = None
     """Its time in microseconds (with a watermark)."""
     pending: pd.DataFrame | None = None
-    """Events waiting for the watermark: ``plan.order`` columns and :data:`TIME_US`."""
+    """Events waiting for the watermark, in processing order: ``plan.order`` columns and
+    :data:`TIME_US`."""
 
 
 def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: KeyState,
@@ -139,11 +140,15 @@ def _sort_out(plan: Plan, rules: Rules, state: KeyState, events: pd.DataFrame | 
     parts = [f for f in (state.pending, events) if f is not None and len(f)]
     if not parts:
         return _some(late), None, None
-    frame = time_ordered(pd.concat(parts, ignore_index=True), plan)
+    # Pending events are kept sorted: alone (on a timer) they need no sort, and what
+    # stays pending is the same frame, which the state store then need not rewrite.
+    frame = state.pending if parts[0] is state.pending and len(parts) == 1 else time_ordered(
+        pd.concat(parts, ignore_index=True), plan)
     if rules.watermark:
         # Times in microseconds grow with the times, so the released events are a prefix.
         n_ready = int(np.searchsorted(frame[TIME_US].to_numpy(), watermark_us, side="right"))
-        return _some(late), _some(frame.iloc[:n_ready]), _some(frame.iloc[n_ready:])
+        waiting = frame if n_ready == 0 else frame.iloc[n_ready:]
+        return _some(late), _some(frame.iloc[:n_ready]), _some(waiting)
     n_late = _late_prefix(frame, plan, state.last)
     return _some(frame.iloc[:n_late]), _some(frame.iloc[n_late:]), None
 

@@ -1,11 +1,10 @@
 """spark_udf on a real local Spark: monitor_frame against the monitor's own keyed runs.
 
 One SparkSession for all Spark tests (tests/conftest.py). The
-expectation is computed without Spark and without spark_udf's sort: the
-events are ordered by (key, time, tiebreak, tag, value) with numpy's
-lexsort and run with ``Monitor.run_keys`` on the table engine (itself
-differential-tested against the reference evaluator); every output row must
-match, status and value bit for bit (NaN sign aside).
+expectation is tests/keyed_oracle.py's, computed without Spark and without
+spark_udf's sort (numpy's lexsort, then ``Monitor.run_keys`` on the table
+engine, itself differential-tested against the reference evaluator); every
+output row must match, status and value bit for bit (NaN sign aside).
 """
 
 from __future__ import annotations
@@ -15,6 +14,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from keyed_oracle import expected_rows
 from query_strategies import temporal_queries, top_queries
 from strategies import keyed_events
 
@@ -28,22 +28,6 @@ from spark_udf import monitor_fingerprint, monitor_frame  # noqa: E402
 from spark_udf.batch import METHODS  # noqa: E402
 
 ALPHABET = ("a", "b")
-
-
-def expected(m: Monitor, frame: pd.DataFrame, value_cols: list[str],
-             ties: list[str] = ()) -> pd.DataFrame:  # type: ignore[assignment]
-    """Rows sorted by (key, time, ties, tag, values), NaN values last; run_keys on them."""
-    keys_for_sort = [frame[c].to_numpy() for c in ("k", "t", *ties, "tag")]
-    for c in value_cols:  # NaN last: sort on (isnan, value)
-        v = frame[c].to_numpy(dtype=float)
-        keys_for_sort += [np.isnan(v), np.nan_to_num(v, nan=0.0)]
-    order = np.lexsort(tuple(reversed(keys_for_sort)))
-    rows = frame.iloc[order].reset_index(drop=True)
-    data = (rows[value_cols[0]].to_numpy(float) if len(value_cols) == 1
-            else {c: rows[c].to_numpy(float) for c in value_cols})
-    out = m.run_keys(rows["k"].to_numpy(), rows["tag"].to_numpy(object), data, engine="table")
-    return pd.DataFrame({"k": rows["k"], "t": rows["t"], "tag": rows["tag"],
-                         "status": out.status.astype(np.int8), "value": out.value})
 
 
 def collected(out) -> pd.DataFrame:  # type: ignore[no-untyped-def]
@@ -76,7 +60,7 @@ def test_random_queries_match_run_keys(spark, method, text, frame) -> None:  # t
     assert out.schema.simpleString() == ("struct<k:bigint,t:bigint,tag:string,"
                                          "status:tinyint,value:double>")
     assert out.where("value IS NULL").count() == 0  # NaN unless defined, never null
-    assert_rows_equal(collected(out), expected(m, frame, ["v"]))
+    assert_rows_equal(collected(out), expected_rows(m, frame, ["v"]))
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -94,7 +78,7 @@ def test_ties_follow_the_tiebreak_then_tag_then_value(spark, method) -> None:  #
                                   tiebreak="seq", method=method))
     # t=4 first (9), then seq 0, 1, 2: b 1, a 2, a 3
     assert got["value"].tolist() == [9.0, 91.0, 912.0, 9123.0]
-    assert_rows_equal(got, expected(m, frame, ["v"], ["seq"]).drop(columns=[]))
+    assert_rows_equal(got, expected_rows(m, frame, ["v"], ["seq"]))
 
 
 @pytest.mark.parametrize("method", METHODS)
