@@ -16,7 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from . import ast
+from .clock import Clock
 from .compiler import compile_query
+from .derive import derivation
 from .monitor import Monitor
 from .parser import parse
 from .typing import check
@@ -42,5 +44,11 @@ def qre(query: str | ast.Program | ast.Query, alphabet: Sequence[str] | None = N
     program = parse(query) if isinstance(query, str) else query
     typed = check(program, alphabet, text)
     compiled = compile_query(typed.query, typed.alphabet)
+    clock = None
+    if typed.period is not None:
+        # A window aggregate is silent after `slots` idle ticks (dt.windows).
+        horizon = typed.query.slots if isinstance(typed.query, ast.Aggregate) else None
+        clock = Clock(typed.period, horizon)
     return Monitor.from_dt(compiled.value, optimize=optimize, identity=compiled.identity,
-                           source=text)
+                           source=text, clock=clock,
+                           derivation=derivation(typed.derived, typed.alphabet))

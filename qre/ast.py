@@ -22,6 +22,12 @@ Three kinds of query (Figure 26):
 Plus :class:`Name` (a reference to a ``let``-bound query) and
 :class:`Program` (the alphabet declaration, the bindings and the final query).
 
+Timed queries (issue 7): :class:`Aggregate` (a window aggregate, top level
+only) with its function (:class:`WindowFunction` or :class:`WindowFold`);
+:class:`TagDecl` (a tag derived from a field predicate) and a clock period
+are declarations of the :class:`Program`. Durations are integers of
+nanoseconds.
+
 Operations (``OP`` in API.md) are :class:`BuiltinOp` (``+ * min max fst snd``)
 or :class:`Lambda` (``(x, y) -> TERM``). Terms are :class:`dt.terms.Term`.
 """
@@ -38,6 +44,8 @@ __all__ = [
     "BUILTIN_OPS",
     "COMPARISONS",
     "CONNECTIVES",
+    "WINDOW_FUNCTIONS",
+    "Aggregate",
     "Atom",
     "BoolOp",
     "BuiltinOp",
@@ -62,6 +70,9 @@ __all__ = [
     "Since",
     "Span",
     "Split",
+    "TagDecl",
+    "WindowFold",
+    "WindowFunction",
     "query_size",
 ]
 
@@ -327,6 +338,79 @@ class Since:
     span: Span | None = _NO_SPAN
 
 
+WINDOW_FUNCTIONS = ("count", "sum", "min", "max", "avg", "var", "std", "first", "last")
+"""The builtin functions of a window aggregate (:mod:`qre.sugar` gives each as a fold)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WindowFunction:
+    """A builtin window function: ``count()`` or ``NAME(t)``, t a term over cur."""
+
+    name: str
+    arg: Term | None
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        if self.name not in WINDOW_FUNCTIONS:
+            raise ValueError(f"unknown window function {self.name!r}; known: "
+                             f"{', '.join(WINDOW_FUNCTIONS)}")
+        if (self.arg is None) != (self.name == "count"):
+            raise ValueError("count() takes no argument" if self.name == "count"
+                             else f"{self.name}(t) takes one term argument")
+
+
+@dataclass(frozen=True, slots=True)
+class WindowFold:
+    """``fold([i1, …], (r1, …) -> [u1, …], (r1, …) -> out)``: a user-defined window
+    function; the updates read the registers and cur, the output the registers."""
+
+    registers: tuple[str, ...]
+    init: tuple[float, ...]
+    update: tuple[Term, ...]
+    output: Term
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "init", tuple(_canonical_init(v) for v in self.init))
+
+
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """``aggregate(f, size[, slide][, [tags]])``: f over each window instance
+    [l·slide, l·slide + size) of the events of ``tags`` (default: all), output when
+    the instance closes; size is a multiple of slide (tumbling when equal). Top
+    level only; compiled by :func:`dt.windows.window_aggregate`."""
+
+    function: WindowFunction | WindowFold
+    size: int
+    slide: int
+    tags: tuple[str, ...] | None = None
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        if self.slide <= 0 or self.size <= 0:
+            raise ValueError("a window's size and slide are positive durations")
+        if self.size % self.slide:
+            raise ValueError("a window's size must be a multiple of its slide")
+
+    @property
+    def slots(self) -> int:
+        """The window instances open at any time: size / slide."""
+        return self.size // self.slide
+
+
+@dataclass(frozen=True, slots=True)
+class TagDecl:
+    """``tag NAME = [SOURCE where] TERM;``: an event of tag SOURCE (any tag if
+    :data:`ANY_TAG`) whose data satisfy TERM (non-zero) gets the tag NAME; the
+    declarations are tried in order and the first that holds wins."""
+
+    name: str
+    source: str
+    predicate: Term
+    span: Span | None = _NO_SPAN
+
+
 @dataclass(frozen=True, slots=True)
 class Name:
     """A reference to a query bound by ``let NAME = Q;``."""
@@ -336,7 +420,7 @@ class Name:
 
 
 Query = (Atom | Eps | Or | Split | Iter | Combine | PrefixSum | Fill | FillWith | Compare
-         | BoolOp | Not | Prev | Hist | Once | Since | Name)
+         | BoolOp | Not | Prev | Hist | Once | Since | Name | Aggregate)
 
 
 @dataclass(frozen=True, slots=True)
@@ -350,12 +434,15 @@ class Let:
 
 @dataclass(frozen=True, slots=True)
 class Program:
-    """A whole query text: ``alphabet a, b;`` (optional), ``let`` bindings, the final query."""
+    """A whole query text: ``alphabet a, b;`` (optional), ``period D;`` (optional, in
+    nanoseconds), ``tag`` declarations, ``let`` bindings, the final query."""
 
     alphabet: tuple[str, ...] | None
     lets: tuple[Let, ...]
     query: Query
     span: Span | None = _NO_SPAN
+    period: int | None = None
+    tags: tuple[TagDecl, ...] = ()
 
 
 def query_size(node: object) -> int:

@@ -37,6 +37,10 @@ Top-level and temporal queries (no I needed):
   epsilon part makes prev false on the empty word, as the semantics says;
 * hist, once, since, wsince: prefix sums of ∧, ∨ and the since recurrence
   ``s := φ2 || (φ1 && s)`` from 1 (hist, wsince) or 0 (once, since).
+
+A window aggregate (a whole query) is the direct construction of
+:func:`dt.windows.window_aggregate` with the fold of its function
+(:func:`qre.sugar.window_fold`).
 """
 
 from __future__ import annotations
@@ -50,8 +54,10 @@ from dt.model import DT
 from dt.support import support
 from dt.terms import Apply, Const, Term, Var
 from dt.values import Status
+from dt.windows import window_aggregate
 
 from . import ast
+from .sugar import window_fold
 
 __all__ = ["Compiled", "compile_query"]
 
@@ -202,6 +208,10 @@ class _Compiler:
         start = DataFunction(("x",), ("c0", "c1"), (FunctionEntry("c0", frozenset({"x"}),
                                                                   Var("x")),))
         return Compiled(c.concat(start, c.prefix_sum(signals, keep_last)))
+
+    def _aggregate(self, q: ast.Aggregate) -> Compiled:
+        return Compiled(window_aggregate(self.alphabet, window_fold(q.function), q.slots,
+                                         tags=q.tags))
 
     # ------------------------------------------------------------------ temporal φ
 

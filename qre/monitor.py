@@ -69,6 +69,9 @@ from dt.model import DT
 from dt.terms import EventValue
 from dt.values import XValue, decode, encode
 
+from .clock import Clock
+from .derive import Derivation
+
 __all__ = ["ENGINES", "Monitor", "Output", "Session", "Stats", "tag_codes"]
 
 ENGINES = ("auto", "reference", "table", "codegen")
@@ -194,10 +197,16 @@ class Monitor:
     identity: DT | None = None
     source: str | None = None
     unoptimized: DT | None = None
+    clock: Clock | None = None
+    """The clock of a timed query (a period declared, or a window's slide): see
+    :meth:`run_timed`."""
+    derivation: Derivation | None = None
+    """The query's derived tags (``tag NAME = ...;``), applied to every event first."""
 
     @classmethod
     def from_dt(cls, d: DT, alphabet: Sequence[str] | None = None, *, optimize: bool = True,
-                identity: DT | None = None, source: str | None = None) -> Monitor:
+                identity: DT | None = None, source: str | None = None,
+                clock: Clock | None = None, derivation: Derivation | None = None) -> Monitor:
         """A monitor running ``d`` with every initial state set to 0.0 (API.md).
 
         ``alphabet`` fixes the tag order (the meaning of integer tag codes) and
@@ -206,7 +215,7 @@ class Monitor:
         alphabet (§5.1). ``optimize`` runs :func:`codegen.optimize.optimize`
         (same outputs, smaller DT); ``m.dt`` is the DT that runs and
         ``m.unoptimized`` the one before. ``identity`` and ``source`` are
-        recorded as given (see the class docstring).
+        recorded as given, as are ``clock`` and ``derivation`` (see the class docstring).
         """
         if not isinstance(d, DT):
             raise TypeError(f"Monitor.from_dt takes a dt.DT, got {type(d).__name__}")
@@ -221,10 +230,11 @@ class Monitor:
             if tags != d.alphabet:
                 d = DT(tags, d.states, d.initial, d.final, d.transitions, d.facts)
         if not optimize:
-            return cls(d, identity, source)
+            return cls(d, identity, source, clock=clock, derivation=derivation)
         from codegen.optimize import optimize as optimize_dt
 
-        return cls(optimize_dt(d), identity, source, unoptimized=d)
+        return cls(optimize_dt(d), identity, source, unoptimized=d, clock=clock,
+                   derivation=derivation)
 
     # ------------------------------------------------------------------ properties
 
@@ -313,10 +323,7 @@ class Monitor:
     ) -> Output:
         """One output per event, aligned with the input: see the module docstring."""
         chosen = self.resolve_engine(engine)
-        if unknown_tags not in _UNKNOWN_TAGS:
-            raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
-        codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
-        events = _event_values(self._source_dt, values, len(codes))
+        codes, events = self._events(tags, values, unknown_tags)
         return self._advance(chosen, self._initial_config, codes, events)[1]
 
     def run_keys(
@@ -337,10 +344,7 @@ class Monitor:
         ``keys[k]`` after reading its events up to and including row k.
         """
         chosen = self.resolve_engine(engine)
-        if unknown_tags not in _UNKNOWN_TAGS:
-            raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
-        codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
-        events = _event_values(self._source_dt, values, len(codes))
+        codes, events = self._events(tags, values, unknown_tags)
         key_ids, _ = pd.factorize(pd.Series(list(keys) if not hasattr(keys, "__len__")
                                             else keys, dtype=object), use_na_sentinel=False)
         if len(key_ids) != len(codes):
@@ -350,6 +354,12 @@ class Monitor:
         order = np.argsort(key_ids, kind="stable").astype(np.int64, copy=False)
         offsets = np.zeros(int(key_ids.max(initial=-1)) + 2, dtype=np.int64)
         np.cumsum(np.bincount(key_ids), out=offsets[1:])
+        return self._run_grouped(chosen, order, offsets, codes, events)
+
+    def _run_grouped(self, chosen: str, order: np.ndarray, offsets: np.ndarray,
+                     codes: np.ndarray, events: _Events) -> Output:
+        """Key g's events are rows ``order[offsets[g]:offsets[g+1]]``, in processing order;
+        each key starts from the initial configuration; outputs aligned with the rows."""
         engine_obj = self._engine(chosen)
         if hasattr(engine_obj, "advance_keys"):
             # The compiled engines run all keys in one parallel kernel call.
@@ -363,6 +373,23 @@ class Monitor:
             status[rows] = out.status.reshape(len(rows), -1)
             value[rows] = out.value.reshape(len(rows), -1)
         return _output(status, value, self.dt.final)
+
+    def _events(self, tags: Any, values: Any, unknown_tags: str) -> tuple[np.ndarray, _Events]:
+        """Tag codes (derived tags applied; −1 for a skipped tag) and the data the DT reads."""
+        if unknown_tags not in _UNKNOWN_TAGS:
+            raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
+        codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
+        events = _event_values(self._source_dt, values, len(codes))
+        if self.derivation is not None:
+            codes = self.derivation.apply(codes, values)
+        return codes, events
+
+    def run_timed(self, times: Any, tags: Any, values: Any = None, **options: Any) -> Any:
+        """Timed, keyed events in event-time order, with the clock's ticks: a pandas
+        DataFrame of emitted outputs (see :func:`qre.timed.run_timed`)."""
+        from .timed import run_timed
+
+        return run_timed(self, times, tags, values, **options)
 
     def session(self, state: np.ndarray | None = None, *, engine: str = "auto") -> Session:
         """A resumable run: feed events in chunks; ``state`` restores a saved ``Session.state``."""
@@ -396,11 +423,8 @@ class Session:
     def feed(self, tags: Any, values: Any = None, *,
              unknown_tags: Literal["error", "skip"] = "error") -> Output:
         """Read more events; one output per event, as :meth:`Monitor.run`."""
-        if unknown_tags not in _UNKNOWN_TAGS:
-            raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
         m = self.monitor
-        codes = tag_codes(tags, m.alphabet, skip_unknown=unknown_tags == "skip")
-        events = _event_values(m._source_dt, values, len(codes))
+        codes, events = m._events(tags, values, unknown_tags)
         self._config, out = m._advance(self._engine, self._config, codes, events)
         return out
 

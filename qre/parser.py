@@ -63,6 +63,7 @@ from dt.terms import MAX_TERM_DEPTH, Const, Term, term_from_tree
 from .ast import (
     ANY_TAG,
     BUILTIN_OPS,
+    Aggregate,
     Atom,
     BoolOp,
     BuiltinOp,
@@ -87,7 +88,11 @@ from .ast import (
     Since,
     Span,
     Split,
+    TagDecl,
+    WindowFold,
+    WindowFunction,
 )
+from .clock import UNIT_NS
 from .errors import QreError, QreSyntaxError
 from .sugar import SUGAR_FORMS
 
@@ -103,7 +108,7 @@ __all__ = [
 
 KEYWORDS = frozenset({
     "atom", "eps", "or", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
-    "prev", "hist", "once", "since", "wsince", "let", "alphabet",
+    "prev", "hist", "once", "since", "wsince", "let", "alphabet", "aggregate", "period", "tag",
 }) | TERM_KEYWORDS
 """Words that cannot be a query name, a tag or a lambda parameter."""
 
@@ -378,7 +383,7 @@ def _kind(tree: lark.Tree) -> str:
 _QUERY_KINDS = frozenset({
     "atom", "eps", "or_", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
     "prev", "hist", "once", "call", "name", "paren_name", "paren", "boolop", "since",
-    "compare", "not_",
+    "compare", "not_", "aggregate",
 })
 
 
@@ -397,6 +402,8 @@ class _Converter:
 
     def program(self, tree: lark.Tree) -> Program:
         alphabet: tuple[str, ...] | None = None
+        period: int | None = None
+        tags: list[TagDecl] = []
         lets: list[Let] = []
         query: Query | None = None
         for child in tree.children:
@@ -405,12 +412,77 @@ class _Converter:
             kind = _kind(child)
             if kind == "alphabet_decl":
                 alphabet = self.alphabet(child)
+            elif kind == "period_decl":
+                period = self.duration(child.children[0])
+            elif kind == "tag_decl":
+                tags.append(self.tag_decl(child, tags))
             elif kind == "let_decl":
                 lets.append(self.let(child))
             else:
                 query = self.query(child, 1)
         assert query is not None, "the grammar requires a final query"
-        return Program(alphabet, tuple(lets), query, _span(tree))
+        return Program(alphabet, tuple(lets), query, _span(tree), period, tuple(tags))
+
+    def duration(self, tree: lark.Tree) -> int:
+        """A duration ``NUMBER UNIT`` in nanoseconds: a positive whole number of ns."""
+        number, unit = tree.children
+        if str(unit) not in UNIT_NS:
+            raise self.error(f"unknown time unit {str(unit)!r}; units: {', '.join(UNIT_NS)}",
+                             unit)
+        ns = float(str(number)) * UNIT_NS[str(unit)]
+        if not (ns >= 1 and float(ns).is_integer()):
+            raise self.error("a duration is a positive whole number of nanoseconds", tree)
+        return int(ns)
+
+    def tag_decl(self, tree: lark.Tree, earlier: list[TagDecl]) -> TagDecl:
+        name_token, *source, predicate = tree.children
+        name = self.identifier(name_token, "a tag")
+        if name == ANY_TAG or any(d.name == name for d in earlier):
+            raise self.error(f"tag {name!r} cannot be derived here: it is the wildcard or "
+                             "already derived", name_token)
+        tag = self.identifier(source[0], "a tag") if source else ANY_TAG
+        return TagDecl(name, tag, self.term(predicate, 1, "sugar"), _span(tree))
+
+    def aggregate(self, tree: lark.Tree, depth: int) -> Aggregate:
+        fn_tree, *rest = tree.children
+        durations = [self.duration(t) for t in rest if _kind(t) == "duration"]
+        tag_lists = [t for t in rest if _kind(t) == "tag_list"]
+        tags = (tuple(self.identifier(t, "a tag") for t in tag_lists[0].children)
+                if tag_lists else None)
+        size, slide = durations[0], durations[-1]
+        if size % slide:
+            raise self.error("a window's size must be a multiple of its slide (its period)",
+                             tree)
+        if _kind(fn_tree) == "window_builtin":
+            fname, *arg = fn_tree.children
+            term = self.term(arg[0], depth + 1, "sugar") if arg else None
+            try:
+                function: WindowFunction | WindowFold = WindowFunction(str(fname), term,
+                                                                       _span(fn_tree))
+            except ValueError as err:
+                raise self.error(str(err), fn_tree) from None
+        else:
+            function = self.window_fold(fn_tree, depth + 1)
+        return Aggregate(function, size, slide, tags, _span(tree))
+
+    def window_fold(self, tree: lark.Tree, depth: int) -> WindowFold:
+        *inits, update, output = tree.children
+        *params, _arrow = (c for c in update.children if not _kind_is(c, "term"))
+        registers = [self.identifier(p, "a fold register") for p in params]
+        if len(set(registers)) != len(registers):
+            raise self.error("fold registers must be distinct", update)
+        terms = [c for c in update.children if _kind_is(c, "term")]
+        if len(terms) != len(registers) or len(inits) != len(registers):
+            raise self.error(f"a fold has one initial value and one update term per register "
+                             f"({len(registers)} register(s): {', '.join(registers)})", tree)
+        updates = tuple(self.term(t, depth, "fold", registers) for t in terms)
+        out = self.op(output, depth)
+        assert isinstance(out, Lambda)
+        if list(out.params) != registers:
+            raise self.error(f"the output lambda takes the registers ({', '.join(registers)})",
+                             output)
+        return WindowFold(tuple(registers), tuple(self.init(i) for i in inits), updates,
+                          out.body, _span(tree))
 
     def alphabet(self, tree: lark.Tree) -> tuple[str, ...]:
         seen: dict[str, lark.Token] = {}
@@ -489,6 +561,8 @@ class _Converter:
             return Since(self.query(left, d), self.query(right, d), token.type == "SINCE", span)
         if kind in ("compare", "boolop"):
             return self.binary(tree, d)
+        if kind == "aggregate":
+            return self.aggregate(tree, d)
         assert kind == "call"
         return self.call(tree, d)
 
@@ -633,6 +707,10 @@ class _Converter:
                                  Span(err.line, err.column, err.line, err.column)) from None
 
 
+def _kind_is(node: lark.Tree | lark.Token, kind: str) -> bool:
+    return isinstance(node, lark.Tree) and _kind(node) == kind
+
+
 def _term_leaves(tree: lark.Tree) -> Iterator[lark.Tree]:
     """The var/cur nodes of a term tree in text order (iteratively: terms may be deep)."""
     stack: list[object] = [tree]
@@ -656,6 +734,10 @@ def _forbidden(node: lark.Tree, where: str, params: list[str]) -> str | None:
                     "not cur (read events inside atom)")
         return None
     text = str(node.children[0])
+    if where == "fold":
+        return None if text in params else (
+            f"unknown variable {text!r}: a fold's update reads its registers "
+            f"({', '.join(params)}) and cur")
     if where in ("atom", "sugar"):
         whose = "an atom's term" if where == "atom" else "a term argument"
         return (f"unknown variable {text!r}: {whose} reads only cur and cur.FIELD "

@@ -26,6 +26,7 @@ from dt.terms import Const
 
 from .ast import (
     ANY_TAG,
+    Aggregate,
     Atom,
     BoolOp,
     BuiltinOp,
@@ -49,7 +50,10 @@ from .ast import (
     Query,
     Since,
     Split,
+    TagDecl,
+    WindowFunction,
 )
+from .clock import format_duration
 from .parser import KEYWORDS
 
 __all__ = ["to_text"]
@@ -74,6 +78,9 @@ def to_text(node: Program | Let | Query | Op) -> str:
         lines = []
         if node.alphabet is not None:
             lines.append(f"alphabet {', '.join(_declared_tag(t) for t in node.alphabet)};")
+        if node.period is not None:
+            lines.append(f"period {format_duration(node.period)};")
+        lines.extend(_tag_decl(d) for d in node.tags)
         lines.extend(to_text(let) for let in node.lets)
         lines.append(_query(node.query))
         return "\n".join(lines)
@@ -95,6 +102,28 @@ def _declared_tag(tag: str) -> str:
     if tag == ANY_TAG:
         raise ValueError(f"{tag!r} is the wildcard tag: it cannot be written in an alphabet")
     return _ident(tag, "tag")
+
+
+def _tag_decl(d: TagDecl) -> str:
+    source = "" if d.source == ANY_TAG else f"{_ident(d.source, 'tag')} where "
+    return f"tag {_declared_tag(d.name)} = {source}{d.predicate};"
+
+
+def _aggregate(q: Aggregate) -> str:
+    f = q.function
+    if isinstance(f, WindowFunction):
+        fn = f"{f.name}({'' if f.arg is None else f.arg})"
+    else:
+        regs = ", ".join(_ident(r, "fold register") for r in f.registers)
+        inits = ", ".join(_init(v) for v in f.init)
+        updates = ", ".join(str(u) for u in f.update)
+        fn = f"fold([{inits}], ({regs}) -> [{updates}], ({regs}) -> {f.output})"
+    args = [fn, format_duration(q.size)]
+    if q.slide != q.size:
+        args.append(format_duration(q.slide))
+    if q.tags is not None:
+        args.append(f"[{', '.join(_ident(t, 'tag') for t in q.tags)}]")
+    return f"aggregate({', '.join(args)})"
 
 
 def _prec(q: Query) -> int:
@@ -147,6 +176,8 @@ def _query(q: Query) -> str:
     if isinstance(q, Fill | Prev | Hist | Once):
         word = {Fill: "fill", Prev: "prev", Hist: "hist", Once: "once"}[type(q)]
         return f"{word}({_query(q.body)})"
+    if isinstance(q, Aggregate):
+        return _aggregate(q)
     if isinstance(q, FillWith):
         return f"fill_with({_query(q.body)}, {_query(q.default)})"
     if isinstance(q, Not):

@@ -28,11 +28,33 @@ form                   expansion                                                
 
 Σ⁺ and Σ^≥k queries are undefined on shorter words; ``fill_with(q, d)``
 gives them a default where a comparison needs a value on every word.
+
+Window functions (the first argument of ``aggregate``) are folds
+(:class:`dt.windows.Fold`: registers from initial values, one update per
+event, an output), the same definitions as the running forms above; the
+window DT is a direct construction (:mod:`dt.windows` says why):
+
+=============  =============================  ====================================  ==========
+function       registers (initial)            update                                output
+=============  =============================  ====================================  ==========
+``count()``    n (0)                          n + 1                                 n
+``sum(t)``     s (0)                          s + t                                 s
+``min(t)``     m (inf)                        min(m, t)                             m
+``max(t)``     m (-inf)                       max(m, t)                             m
+``avg(t)``     s, n (0, 0)                    s + t, n + 1                          s / n
+``var(t)``     q, s, n (0, 0, 0)              q + t * t, s + t, n + 1               q/n − (s/n)²
+``std(t)``     as var                         as var                                sqrt(var)
+``first(t)``   f, n (0, 0)                    if(n == 0, t, f), n + 1               f
+``last(t)``    v (0)                          t                                     v
+=============  =============================  ====================================  ==========
 """
 
 from __future__ import annotations
 
-from dt.terms import Apply, Const, Term, Var
+import math
+
+from dt.terms import Apply, Const, Cur, Term, Var
+from dt.windows import Fold
 
 from . import ast
 
@@ -50,6 +72,7 @@ __all__ = [
     "sum_of",
     "var",
     "window",
+    "window_fold",
 ]
 
 _PLUS = ast.BuiltinOp("+")
@@ -161,3 +184,37 @@ SUGAR_FORMS = {
     "avg_last": avg_last,
 }
 """Text name → the function building its expansion."""
+
+
+def _fold(registers: str, init: tuple[float, ...], update: tuple[Term, ...],
+          output: Term) -> Fold:
+    return Fold(tuple(registers.split()), init, update, output)
+
+
+def window_fold(fn: ast.WindowFunction | ast.WindowFold) -> Fold:
+    """The fold of a window function (table in the module docstring)."""
+    if isinstance(fn, ast.WindowFold):
+        return Fold(fn.registers, fn.init, fn.update, fn.output)
+    t = fn.arg if fn.arg is not None else Cur()
+    n, s = _v("n"), _v("s")
+    plus = lambda a, b: Apply("add", (a, b))  # noqa: E731
+    one = Const(1.0)
+    folds = {
+        "count": lambda: _fold("n", (0.0,), (plus(n, one),), n),
+        "sum": lambda: _fold("s", (0.0,), (plus(s, t),), s),
+        "min": lambda: _fold("m", (math.inf,), (Apply("min", (_v("m"), t)),), _v("m")),
+        "max": lambda: _fold("m", (-math.inf,), (Apply("max", (_v("m"), t)),), _v("m")),
+        "avg": lambda: _fold("s n", (0.0, 0.0), (plus(s, t), plus(n, one)), _div(s, n)),
+        "var": lambda: _fold("q s n", (0.0, 0.0, 0.0),
+                             (plus(_v("q"), Apply("mul", (t, t))), plus(s, t), plus(n, one)),
+                             _variance_term()),
+        "first": lambda: _fold("f n", (0.0, 0.0),
+                               (Apply("if", (Apply("eq", (n, Const(0.0))), t, _v("f"))),
+                                plus(n, one)), _v("f")),
+        "last": lambda: _fold("v", (0.0,), (t,), _v("v")),
+    }
+    if fn.name == "std":
+        var_fold = folds["var"]()
+        return Fold(var_fold.registers, var_fold.init, var_fold.update,
+                    Apply("sqrt", (var_fold.output,)))
+    return folds[fn.name]()

@@ -62,6 +62,10 @@ class Typed:
     kind: Kind
     rate: fa.Regex | None
     """L̄ of the whole query (None for fill/fill_with: their rate involves L(α))."""
+    period: int | None = None
+    """The clock period in nanoseconds (declared, or an aggregate's slide), or None."""
+    derived: tuple[ast.TagDecl, ...] = ()
+    """The program's derived tags, in declaration order."""
 
 
 def resolve(program: ast.Program) -> ast.Query:
@@ -103,6 +107,8 @@ def mentioned_tags(q: ast.Query) -> list[str]:
         node = stack.pop()
         if isinstance(node, ast.Atom) and node.tag not in out and node.tag != ast.ANY_TAG:
             out.append(node.tag)
+        if isinstance(node, ast.Aggregate):
+            out.extend(t for t in node.tags or () if t not in out)
         for f in reversed(fields(node)):
             value = getattr(node, f.name)
             if _is_query(value):
@@ -128,11 +134,53 @@ def check(
         program = ast.Program(None, (), program)
     try:
         query = resolve(program)
-        sigma = _alphabet(program, query, alphabet)
-        kind, rate = _Checker(sigma).visit(query)
+        period = _period(program, query)
+        sigma = _timed_alphabet(_alphabet(program, query, alphabet), program, period)
+        if isinstance(query, ast.Aggregate):
+            kind, rate = Kind.TOP, None
+            _check_aggregate(query, sigma)
+        else:
+            kind, rate = _Checker(sigma).visit(query)
     except QreTypeError as err:
         raise err.located(text) if text is not None else err from None
-    return Typed(query, sigma, kind, rate)
+    return Typed(query, sigma, kind, rate, period, program.tags)
+
+
+def _period(program: ast.Program, query: ast.Query) -> int | None:
+    """The clock period: the declared one, or a top-level aggregate's slide."""
+    if not isinstance(query, ast.Aggregate):
+        return program.period
+    if program.period is not None and program.period != query.slide:
+        raise QreTypeError("the declared period differs from the window's slide: a window "
+                           "aggregate ticks at its slide", span=program.span)
+    return query.slide
+
+
+def _timed_alphabet(sigma: tuple[str, ...], program: ast.Program,
+                    period: int | None) -> tuple[str, ...]:
+    """The alphabet with the sources and names of derived tags and, with a clock, the
+    tick tag appended (those not in it already)."""
+    from dt.windows import TICK
+
+    names = [d.name for d in program.tags]
+    if TICK in names:
+        raise QreTypeError(f"{TICK!r} is the clock's tag: it cannot be derived",
+                           span=program.span)
+    sources = [d.source for d in program.tags if d.source != ast.ANY_TAG]
+    out = list(sigma)
+    for tag in [*sources, *names, *([TICK] if period is not None else [])]:
+        if tag not in out:
+            out.append(tag)
+    return tuple(out)
+
+
+def _check_aggregate(q: ast.Aggregate, sigma: tuple[str, ...]) -> None:
+    from dt.windows import TICK
+
+    for tag in q.tags or ():
+        if tag not in sigma or tag == TICK:
+            raise QreTypeError(f"aggregated tag {tag!r} is not an event tag of the alphabet "
+                               f"({', '.join(t for t in sigma if t != TICK)})", span=q.span)
 
 
 def _alphabet(program: ast.Program, query: ast.Query,
@@ -285,6 +333,10 @@ class _Checker:
         return Kind.BASE, self.sigma_star
 
     # ------------------------------------------------------------------ top level
+
+    def _aggregate(self, q: ast.Aggregate) -> tuple[Kind, None]:
+        raise QreTypeError("aggregate is a whole query: it cannot be part of another one",
+                           span=q.span)
 
     def _fill(self, q: ast.Fill) -> tuple[Kind, None]:
         self.base(q, q.body)

@@ -1,0 +1,137 @@
+"""Clock ticks: the stage between timed events and the DT (issue 7, point 1).
+
+Pipeline position: timed, keyed events → **steps** (events and ticks) → the
+DT's kernel. A query that declares a period P (a window aggregate declares
+its slide) sees, per key, a ``tick`` event at every multiple of P that the
+key's event time crosses: for consecutive events of a key at times
+t_prev < t, one tick at each boundary b = m·P with t_prev < b ≤ t, placed
+before the event (an event exactly on a boundary belongs to the window that
+opens there: windows are closed on the left). A key gets no tick before its
+first event. After a key's last event, the boundaries up to the watermark
+tick too (all of them when the stream is complete).
+
+A long idle gap would cost one tick per boundary. A :class:`Clock` with a
+``horizon`` h says that after h consecutive ticks, further ticks output ⊥ and
+change nothing that a later step reads (a window aggregate with k slots:
+h = k, see :mod:`dt.windows`); then only the first h ticks of a gap are made,
+which gives the same outputs. Without a horizon every tick is made.
+
+Durations are integers of a time unit (:data:`UNIT_NS` names them); a query
+keeps its durations in nanoseconds and :meth:`Clock.in_units` expresses
+them in the unit of the input times. The unit is also δ, the granularity of
+output stamps: a tick at b stamps its output b − δ, the last instant of the
+window it closes (seed 004, §3.1).
+
+Cost: O(events + ticks) numpy work per call, no Python loop per event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["UNIT_NS", "Clock", "Steps", "clock_steps", "format_duration"]
+
+UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
+           "min": 60_000_000_000, "h": 3_600_000_000_000, "d": 86_400_000_000_000}
+"""Nanoseconds per time unit, by the unit's name (also the duration suffixes of the
+query text)."""
+
+
+@dataclass(frozen=True)
+class Clock:
+    """A tick every ``period_ns`` nanoseconds; ``horizon`` ticks silence an idle DT
+    (None: no such bound, every tick is made)."""
+
+    period_ns: int
+    horizon: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.period_ns <= 0:
+            raise ValueError(f"a clock period is positive, not {self.period_ns} ns")
+        if self.horizon is not None and self.horizon < 1:
+            raise ValueError(f"a clock horizon is at least one tick, not {self.horizon}")
+
+    def in_units(self, unit: str) -> int:
+        """The period as a whole number of ``unit``; a ValueError if it is not one."""
+        period, rest = divmod(self.period_ns, UNIT_NS[unit])
+        if rest or period == 0:
+            raise ValueError(f"the clock period ({format_duration(self.period_ns)}) is not a "
+                             f"whole number of the time unit {unit!r}; pass a finer time_unit")
+        return period
+
+
+def format_duration(ns: int) -> str:
+    """``ns`` in the largest unit that divides it: 90_000_000_000 → ``'90s'``."""
+    for name, size in sorted(UNIT_NS.items(), key=lambda item: -item[1]):
+        if ns % size == 0:
+            return f"{ns // size}{name}"
+    raise AssertionError("every integer is a whole number of nanoseconds")
+
+
+@dataclass(frozen=True)
+class Steps:
+    """What the DT reads, grouped by key: ``event[s]`` is the row (into the arrays given
+    to :func:`clock_steps`) of step s, or −1 for a tick; ``time[s]`` its time (a tick's
+    boundary); ``key[s]`` its key id."""
+
+    event: np.ndarray
+    time: np.ndarray
+    key: np.ndarray
+
+
+def clock_steps(key: np.ndarray, time: np.ndarray, period: int, horizon: int | None,
+                until: int | None = None) -> Steps:
+    """Events interleaved with ticks (see the module docstring).
+
+    ``key`` (int64 ids) and ``time`` (int64, in the unit of ``period``) are sorted
+    by key, then time. ``until`` is the watermark: after its last event a key
+    ticks at the boundaries ≤ ``until``; None means the stream is complete (every
+    boundary up to the horizon; none without a horizon).
+
+    >>> s = clock_steps(np.array([0, 0]), np.array([3, 25]), 10, None)
+    >>> s.event.tolist(), s.time.tolist()
+    ([0, -1, -1, 1], [3, 10, 20, 25])
+    """
+    n = len(time)
+    slot = np.floor_divide(time, period)
+    first = np.ones(n, dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    last = np.ones(n, dtype=bool)
+    last[:-1] = first[1:]
+    before = np.zeros(n, dtype=np.int64)
+    before[1:] = slot[1:] - slot[:-1]
+    before[first] = 0
+    if until is not None:
+        after = np.where(last, np.maximum(until // period - slot, 0), 0)
+    elif horizon is not None:
+        after = np.where(last, horizon, 0)
+    else:
+        after = np.zeros(n, dtype=np.int64)
+    if horizon is not None:
+        before = np.minimum(before, horizon)
+        after = np.minimum(after, horizon)
+    width = before + 1 + after
+    start = np.cumsum(width) - width
+    total = int(width.sum()) if n else 0
+    event = np.full(total, -1, dtype=np.int64)
+    at = start + before
+    event[at] = np.arange(n)
+    times = np.empty(total, dtype=np.int64)
+    times[at] = time
+    # Ticks before event i: boundaries (slot[i-1] + 1 + j)·P; after it: (slot[i] + 1 + j)·P.
+    previous = np.empty(n, dtype=np.int64)
+    previous[1:] = slot[:-1]
+    previous[:1] = 0
+    for count, origin, base in ((before, start, previous), (after, at + 1, slot)):
+        j = _ranks(count)
+        times[np.repeat(origin, count) + j] = (np.repeat(base, count) + 1 + j) * period
+    keys = np.repeat(key, width)
+    return Steps(event, times, keys)
+
+
+def _ranks(count: np.ndarray) -> np.ndarray:
+    """0..c−1 for each c in ``count``, concatenated: [2, 0, 3] → [0, 1, 0, 1, 2]."""
+    total = int(count.sum())
+    return np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(count) - count, count)

@@ -1,0 +1,207 @@
+"""Timed runs: keyed events in event-time order, with clock ticks (issue 7).
+
+Pipeline position: timed, keyed events → order, deduplicate, derive tags →
+steps with ticks (:mod:`qre.clock`) → the monitor's engine → emitted rows.
+:func:`run_timed` is behind :meth:`qre.Monitor.run_timed`.
+
+Order (S&P, seed 004 §3.2): per key, by event time; equal times by tag (its
+code in the alphabet, after derivation), then by the data the query reads
+(column by column in name order, NaN last), then by input position. So the
+outputs do not depend on the order of the input rows, except between events
+that agree on all of those (and then they are indistinguishable to the
+query). ``dedup=True`` keeps one event of those equal in key, time, tag and
+every column of ``values`` (read by the query or not): "keying by all
+attributes deduplicates".
+
+Time. ``times`` are datetimes (numpy, pandas; taken in microseconds, the
+unit Spark keeps) or numbers of ``time_unit`` (whole numbers: a fraction is
+an error naming its row). The unit is δ, the granularity of stamps. Terms
+read the event time as ``cur.time`` (a float: exact below 2^53 units) when
+values are records or absent; a tick's ``cur.time`` is its boundary and its
+other fields are NaN.
+
+Emission. One row per step (event or tick) whose output is not ⊥
+(``undefined="keep"`` keeps those too): an event's row is stamped with its
+time (R-CER: outputs stamped with their input's time), a tick's with its
+boundary minus δ (a window [l, l + WS) reports at l + WS − δ, seed 004 §3.1).
+A window aggregate is ⊥ at events and at empty windows, so it emits exactly
+one row per non-empty window, in time order per key. ``watermark`` says up
+to which time the input is complete: ticks fire at the boundaries up to it
+(None: the input is the whole stream, so a window aggregate closes all its
+windows; a query with a declared period and no watermark ticks only between
+events).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from dt.windows import TICK
+
+from .clock import UNIT_NS, clock_steps
+
+if TYPE_CHECKING:
+    from .monitor import Monitor
+
+__all__ = ["TIME_FIELD", "run_timed"]
+
+TIME_FIELD = "time"
+"""The record field that carries the event time in a timed run (``cur.time``)."""
+
+_DATETIME_UNIT = "us"
+
+
+def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: Any = None,
+              time_unit: str = "s", watermark: Any = None, dedup: bool = False,
+              undefined: Literal["drop", "keep"] = "drop", engine: str = "auto",
+              unknown_tags: Literal["error", "skip"] = "error") -> pd.DataFrame:
+    """Run ``m`` per key over timed events; the emitted rows (module docstring).
+
+    Columns: ``key`` (when ``keys`` is given), ``time`` (the stamp, datetime64[us]
+    for datetime input), ``tag`` (the event's tag after derivation, or ``tick``),
+    ``row`` (the input row, −1 for a tick), ``status`` (uint8) and ``value``.
+    """
+    if len(m.dt.final) != 1:
+        raise ValueError(f"run_timed needs a monitor with one output, this one has "
+                         f"{len(m.dt.final)}")
+    if undefined not in ("drop", "keep"):
+        raise ValueError(f"undefined must be 'drop' or 'keep', got {undefined!r}")
+    chosen = m.resolve_engine(engine)
+    clock_times, unit, is_datetime = _times(times, time_unit)
+    n = len(clock_times)
+    codes, events = m._events(tags, _with_time(values, clock_times), unknown_tags)
+    if len(codes) != n:
+        raise ValueError(f"times has {n} entries but there are {len(codes)} tags")
+    key_ids, key_values = _keys(keys, n)
+    kept = np.flatnonzero(codes >= 0)  # skipped tags are dropped
+    columns = [events.scalar] if events.scalar is not None else [
+        events.fields[f] for f in sorted(events.fields)]
+    order = kept[np.lexsort([c[kept] for c in reversed(columns)]
+                            + [codes[kept], clock_times[kept], key_ids[kept]])]
+    if dedup and len(order):
+        order = _deduplicated(order, [key_ids, clock_times, codes, *_attributes(values, n)])
+    steps = _steps(m, key_ids[order], clock_times[order], unit, watermark)
+    rows = np.where(steps.event >= 0, order[np.maximum(steps.event, 0)], -1)
+    is_tick = rows < 0
+    step_codes = np.where(is_tick, m.alphabet.index(TICK) if TICK in m.alphabet else 0,
+                          codes[np.maximum(rows, 0)])
+    step_events = _step_events(events, rows, steps.time)
+    offsets = np.searchsorted(steps.key, np.arange(len(key_values) + 1)).astype(np.int64)
+    out = m._run_grouped(chosen, np.arange(len(rows), dtype=np.int64), offsets, step_codes,
+                         step_events)
+    keep = np.ones(len(rows), dtype=bool) if undefined == "keep" else out.status != 0
+    stamp = np.where(is_tick, steps.time - 1, steps.time)[keep]
+    frame = {} if keys is None else {"key": key_values[steps.key[keep]]}
+    frame["time"] = stamp.astype(f"datetime64[{_DATETIME_UNIT}]") if is_datetime else stamp
+    frame["tag"] = pd.Categorical.from_codes(step_codes[keep], categories=list(m.alphabet))
+    frame["row"] = rows[keep]
+    frame["status"] = out.status[keep]
+    frame["value"] = out.value[keep]
+    return pd.DataFrame(frame)
+
+
+def _attributes(values: Any, n: int) -> list[np.ndarray]:
+    """Every attribute of the events as int64 codes (equal values, NaN included, equal)."""
+    if values is None:
+        return []
+    columns = ([values[c] for c in values] if isinstance(values, Mapping | pd.DataFrame)
+               else [values])
+    out = []
+    for column in columns:
+        codes, _ = pd.factorize(pd.Series(column if hasattr(column, "__len__") else [column] * n),
+                                use_na_sentinel=False)
+        out.append(codes.astype(np.int64))
+    return out
+
+
+def _deduplicated(order: np.ndarray, columns: list[np.ndarray]) -> np.ndarray:
+    """``order`` without the rows equal to their predecessor in every column (the order
+    puts equal events next to each other: they agree on everything it sorts by)."""
+    same = np.ones(len(order) - 1, dtype=bool)
+    for c in columns:
+        same &= c[order[1:]] == c[order[:-1]]
+    return order[np.concatenate([[True], ~same])]
+
+
+def _steps(m: Monitor, key: np.ndarray, time: np.ndarray, unit: str, watermark: Any) -> Any:
+    from .clock import Steps
+
+    if m.clock is None:
+        return Steps(np.arange(len(time), dtype=np.int64), time, key)
+    period = m.clock.in_units(unit)
+    until = None if watermark is None else int(_times([watermark], unit)[0][0])
+    if until is None and m.clock.horizon is None:
+        until = int(time.max(initial=0))  # no horizon: no ticks after the last event
+    return clock_steps(key, time, period, m.clock.horizon, until)
+
+
+def _times(times: Any, time_unit: str) -> tuple[np.ndarray, str, bool]:
+    """Event times as int64 clock units, the unit, and whether they were datetimes."""
+    if time_unit not in UNIT_NS:
+        raise ValueError(f"time_unit must be one of {', '.join(UNIT_NS)}, not {time_unit!r}")
+    series = times if isinstance(times, pd.Series) else pd.Series(
+        times.array if isinstance(times, pd.Index) else np.asarray(times)
+        if isinstance(times, np.ndarray) else list(times))
+    if series.isna().any():
+        k = int(np.flatnonzero(series.isna().to_numpy())[0])
+        raise ValueError(f"row {k} of times: the event time is missing")
+    if pd.api.types.is_datetime64_any_dtype(series.dtype):
+        if getattr(series.dt, "tz", None) is not None:
+            series = series.dt.tz_convert("UTC").dt.tz_localize(None)
+        ns = series.to_numpy(dtype="datetime64[ns]").astype(np.int64)
+        return np.floor_divide(ns, UNIT_NS[_DATETIME_UNIT]), _DATETIME_UNIT, True
+    if not pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(
+            series.dtype):
+        bad = next(k for k, x in enumerate(series) if not isinstance(x, int | float | np.number))
+        raise ValueError(f"row {bad} of times: {series.iloc[bad]!r} is neither a number nor "
+                         f"a datetime")
+    raw = series.to_numpy(dtype=np.float64)
+    whole = np.floor(raw) == raw
+    if not whole.all():
+        k = int(np.flatnonzero(~whole)[0])
+        raise ValueError(f"row {k} of times: {float(raw[k])!r} is not a whole number of "
+                         f"{time_unit} (pass a finer time_unit)")
+    return series.to_numpy(dtype=np.int64), time_unit, False
+
+
+def _keys(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    if keys is None:
+        return np.zeros(n, dtype=np.int64), np.array([None], dtype=object)
+    ids, uniques = pd.factorize(pd.Series(list(keys) if not hasattr(keys, "__len__")
+                                          else keys, dtype=object), use_na_sentinel=False)
+    if len(ids) != n:
+        raise ValueError(f"keys has {len(ids)} entries but there are {n} times")
+    return ids.astype(np.int64), np.asarray(uniques, dtype=object)
+
+
+def _with_time(values: Any, times: np.ndarray) -> Any:
+    """The values with the event time as the field ``time`` (records only)."""
+    if values is None:
+        return {TIME_FIELD: times}
+    if isinstance(values, Mapping | pd.DataFrame):
+        if TIME_FIELD in values:
+            raise ValueError(f"values has a column {TIME_FIELD!r}: in a timed run cur.time is "
+                             f"the event time; rename the column")
+        out = {name: values[name] for name in values}
+        out[TIME_FIELD] = times
+        return out
+    return values
+
+
+def _step_events(events: Any, rows: np.ndarray, time: np.ndarray) -> Any:
+    """The data of every step: the event's, or NaN with the tick's time for a tick."""
+    from .monitor import _Events
+
+    take = np.maximum(rows, 0)
+    tick = rows < 0
+
+    def column(c: np.ndarray) -> np.ndarray:
+        return np.where(tick, np.nan, c[take])
+
+    fields = {name: (time.astype(np.float64) if name == TIME_FIELD else column(c))
+              for name, c in events.fields.items()}
+    return _Events(None if events.scalar is None else column(events.scalar), fields)

@@ -1,0 +1,192 @@
+"""Window aggregates and clock ticks (issue 7, points 1, 2, 5): every engine against a
+brute-force recomputation of every window; ticks against enumeration."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dt.errors import DTError
+from dt.terms import parse_term
+from dt.windows import Fold, window_aggregate
+from qre import qre
+from qre.clock import Clock, clock_steps
+from qre.errors import QreSyntaxError, QreTypeError
+from qre.monitor import Monitor
+from tests import window_oracle as oracle
+
+ALPHABET = ("a", "b")
+VALUES = [-1.0, 0.0, 0.5, 2.0, 3.0, math.nan]
+
+FUNCTION_TEXT = {name: (f"{name}()" if name == "count" else f"{name}(cur.x)")
+                 for name in oracle.FUNCTIONS}
+
+
+@st.composite
+def timed_events(draw, max_events: int = 25, keys: int = 3, span: int = 30):  # type: ignore[no-untyped-def]
+    """Keyed events at small integer times (many ties, many on window boundaries)."""
+    n = draw(st.integers(0, max_events))
+    start = draw(st.lists(st.integers(-10, 10), min_size=keys, max_size=keys))
+    ks = draw(st.lists(st.integers(0, keys - 1), min_size=n, max_size=n))
+    return pd.DataFrame({
+        "k": ks,
+        "t": [start[k] + draw(st.integers(0, span)) for k in ks],
+        "tag": draw(st.lists(st.sampled_from(ALPHABET), min_size=n, max_size=n)),
+        "x": draw(st.lists(st.sampled_from(VALUES), min_size=n, max_size=n)),
+    })
+
+
+def expected_windows(frame: pd.DataFrame, size: int, slide: int, name: str,
+                     tags: tuple[str, ...]) -> list[tuple[object, int, float]]:
+    out = []
+    for key in pd.unique(frame["k"]):
+        part = frame[frame["k"] == key]
+        events = [(int(t), str(g), float(x), int(r))
+                  for r, t, g, x in zip(part.index, part["t"], part["tag"], part["x"],
+                                        strict=True)]
+        out += [(key, stamp, value) for stamp, value in
+                oracle.windows(events, size, slide, oracle.FUNCTIONS[name], tags, ALPHABET)]
+    return out
+
+
+def assert_rows(got: pd.DataFrame, want: list[tuple[object, int, float]]) -> None:
+    assert (got["status"] == 1).all()
+    assert (got["row"] == -1).all() and (got["tag"] == "tick").all()
+    rows = list(zip(got["key"], got["time"], got["value"], strict=True))
+    assert [(k, t) for k, t, _ in rows] == [(k, t) for k, t, _ in want]
+    np.testing.assert_array_equal(np.array([v for *_, v in rows], dtype=float),
+                                  np.array([v for *_, v in want], dtype=float))
+
+
+@given(timed_events(), st.sampled_from(sorted(oracle.FUNCTIONS)), st.integers(1, 5),
+       st.integers(1, 3), st.sampled_from([None, ("a",)]),
+       st.sampled_from(["table", "codegen", "reference"]))
+def test_aggregate_equals_brute_force(frame, name, slide, slots, tags, engine):
+    size = slide * slots
+    tag_arg = "" if tags is None else ", [a]"
+    m = qre(f"alphabet a, b; aggregate({FUNCTION_TEXT[name]}, {size}s, {slide}s{tag_arg})")
+    got = m.run_timed(frame["t"], frame["tag"], {"x": frame["x"]}, keys=frame["k"],
+                      engine=engine)
+    assert_rows(got, expected_windows(frame, size, slide, name, tags or ALPHABET))
+
+
+@given(timed_events(max_events=15), st.integers(1, 4), st.integers(1, 3))
+def test_input_order_does_not_matter(frame, slide, slots):
+    m = qre(f"alphabet a, b; aggregate(last(cur.x), {slide * slots}s, {slide}s)")
+    shuffled = frame.iloc[::-1]
+    one = m.run_timed(frame["t"], frame["tag"], {"x": frame["x"]}, keys=frame["k"])
+    two = m.run_timed(shuffled["t"], shuffled["tag"], {"x": shuffled["x"]},
+                      keys=shuffled["k"])
+    # Keys come in order of first appearance; within a key, rows do not depend on input order.
+    def by_key(f):
+        return f.drop(columns="row").sort_values(["key", "time"], kind="stable").reset_index(
+            drop=True)
+
+    pd.testing.assert_frame_equal(by_key(one), by_key(two))
+
+
+def test_user_fold_is_a_window_function():
+    # Sum of squares by a fold, against the brute force of the same definition.
+    m = qre("alphabet a; aggregate(fold([0, 0], (q, n) -> [q + cur.x * cur.x, n + 1], "
+            "(q, n) -> q / n), 4s, 2s)")
+    t, x = [0, 1, 2, 5, 9], [1.0, 2.0, 3.0, 4.0, 5.0]
+    got = m.run_timed(t, ["a"] * 5, {"x": x})
+    assert got["time"].tolist() == [1, 3, 5, 7, 9, 11]
+    assert got["value"].tolist() == [2.5, 14 / 3, 12.5, 16.0, 25.0, 25.0]
+
+
+def test_events_on_a_boundary_open_the_next_window():
+    m = qre("alphabet a; aggregate(count(), 10s)")
+    got = m.run_timed([0, 9, 10, 20], ["a"] * 4)
+    assert got["time"].tolist() == [9, 19, 29] and got["value"].tolist() == [2, 1, 1]
+
+
+def test_datetime_times_stamp_a_microsecond_before_the_boundary():
+    m = qre("alphabet a; aggregate(sum(cur.x), 1min)")
+    times = pd.to_datetime(["2026-11-25 10:00:05", "2026-11-25 10:00:59.5",
+                            "2026-11-25 10:03:00"], format="ISO8601")
+    got = m.run_timed(times, ["a"] * 3, {"x": [1.0, 2.0, 4.0]})
+    assert got["time"].astype(str).tolist() == ["2026-11-25 10:00:59.999999",
+                                                "2026-11-25 10:03:59.999999"]
+    assert got["value"].tolist() == [3.0, 4.0]
+
+
+def test_time_unit_must_divide_the_slide():
+    m = qre("alphabet a; aggregate(count(), 1500ms)")
+    assert m.run_timed([0, 1600], ["a", "a"], time_unit="ms")["value"].tolist() == [1, 1]
+    with pytest.raises(ValueError, match="not a whole number of the time unit 's'"):
+        m.run_timed([0, 2], ["a", "a"])
+
+
+def test_bad_times_name_the_row():
+    m = qre("alphabet a; aggregate(count(), 1s)")
+    with pytest.raises(ValueError, match=r"row 1 of times: 1\.5 is not a whole number"):
+        m.run_timed([0, 1.5], ["a", "a"])
+    with pytest.raises(ValueError, match="row 0 of times: the event time is missing"):
+        m.run_timed([None, 1], ["a", "a"])
+
+
+def test_watermark_closes_only_the_windows_it_passes():
+    m = qre("alphabet a; aggregate(count(), 10s)")
+    got = m.run_timed([1, 2, 25], ["a"] * 3, watermark=20)
+    assert got["time"].tolist() == [9]  # [20, 30) is still open at watermark 20
+    assert m.run_timed([1], ["a"], watermark=5).empty
+
+
+def test_dedup_keeps_one_of_equal_events():
+    m = qre("alphabet a; aggregate(count(), 10s)")
+    t, tags, x = [1, 1, 1], ["a"] * 3, {"x": [2.0, 2.0, math.nan]}
+    m2 = qre("alphabet a; aggregate(sum(cur.x), 10s)")
+    assert m.run_timed(t, tags, x)["value"].tolist() == [3]
+    assert m.run_timed(t, tags, x, dedup=True)["value"].tolist() == [2]
+    assert math.isnan(m2.run_timed(t, tags, x, dedup=True)["value"][0])
+
+
+@given(st.lists(st.integers(-30, 30), max_size=12).map(sorted), st.integers(1, 7),
+       st.sampled_from([None, 1, 3]), st.sampled_from([None, -5, 0, 17, 40]))
+def test_clock_steps_equal_enumeration(times, period, horizon, until):
+    steps = clock_steps(np.zeros(len(times), dtype=np.int64), np.array(times, dtype=np.int64),
+                        period, horizon, until)
+    got = [("e" if e >= 0 else "t", int(t)) for e, t in zip(steps.event, steps.time,
+                                                            strict=True)]
+    assert got == oracle.ticks(times, period, horizon, until)
+    assert [e for e in steps.event if e >= 0] == list(range(len(times)))
+
+
+def test_the_aggregate_dt_is_silent_after_its_horizon():
+    # The horizon claim of dt.windows, checked on the DT: after k ticks, more ticks emit
+    # nothing, and the next event leaves the same configuration as without them.
+    fold = Fold(("s",), (0.0,), (parse_term("s + cur"),), parse_term("s"))
+    for slots in (1, 2, 4):
+        d = window_aggregate(("a", "tick"), fold, slots)
+        states = []
+        for extra in (0, 1, 3):
+            s = Monitor.from_dt(d, optimize=False).session()
+            s.feed(["a", "a"], [1.0, 2.0])
+            s.feed(["tick"] * slots, [np.nan] * slots)
+            if extra:
+                assert (s.feed(["tick"] * extra, [np.nan] * extra).status == 0).all()
+            s.feed(["a"], [5.0])
+            states.append(s.state)
+        assert all(np.array_equal(states[0], x, equal_nan=True) for x in states)
+    assert Clock(10, 3).in_units("ns") == 10
+
+
+def test_errors_are_located():
+    with pytest.raises(QreSyntaxError, match="multiple of its slide"):
+        qre("alphabet a; aggregate(count(), 10s, 3s)")
+    with pytest.raises(QreSyntaxError, match="unknown time unit 'sec'"):
+        qre("alphabet a; aggregate(count(), 10sec)")
+    with pytest.raises(QreTypeError, match="cannot be part of another one"):
+        qre("alphabet a; aggregate(count(), 10s) > const(1)")
+    with pytest.raises(QreTypeError, match="differs from the window's slide"):
+        qre("alphabet a; period 5s; aggregate(count(), 10s)")
+    with pytest.raises(QreSyntaxError, match="unknown variable 'z'"):
+        qre("alphabet a; aggregate(fold([0], (s) -> [s + z], (s) -> s), 1s)")
+    with pytest.raises(DTError, match="reads cur"):
+        Fold(("s",), (0.0,), (parse_term("s"),), parse_term("cur"))

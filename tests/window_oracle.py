@@ -1,0 +1,97 @@
+"""Brute-force oracles for timed runs: every window recomputed from its events, ticks by
+enumeration. Independent of qre.clock, dt.windows and qre.timed on purpose: plain
+Python loops over the definitions of seed 004 §3.1 (issue 7, point 5).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+
+Event = tuple[int, str, float, int]
+"""(time, tag, value, input row)."""
+
+
+def _fold_sum(xs: Sequence[float]) -> float:
+    acc = 0.0
+    for x in xs:
+        acc = acc + x
+    return acc
+
+
+def _fold_min(xs: Sequence[float], sign: float) -> float:
+    acc = sign * math.inf
+    for x in xs:
+        acc = math.nan if math.isnan(acc) or math.isnan(x) else (
+            min(acc, x) if sign > 0 else max(acc, x))
+    return acc
+
+
+def _var(xs: Sequence[float]) -> float:
+    n = float(len(xs))
+    q, s = _fold_sum([x * x for x in xs]), _fold_sum(xs)
+    return q / n - (s / n) * (s / n)
+
+
+FUNCTIONS: dict[str, Callable[[Sequence[float]], float]] = {
+    "count": lambda xs: float(len(xs)),
+    "sum": _fold_sum,
+    "min": lambda xs: _fold_min(xs, 1.0),
+    "max": lambda xs: _fold_min(xs, -1.0),
+    "avg": lambda xs: _fold_sum(xs) / len(xs),
+    "var": _var,
+    "std": lambda xs: math.sqrt(_var(xs)) if _var(xs) >= 0 or math.isnan(_var(xs)) else math.nan,
+    "first": lambda xs: xs[0],
+    "last": lambda xs: xs[-1],
+}
+"""Window functions on a non-empty list of values, as their definitions say."""
+
+
+def ordered(events: Sequence[Event], alphabet: Sequence[str]) -> list[Event]:
+    """Event-time order; ties by tag position in the alphabet, then value (NaN last),
+    then input row."""
+    return sorted(events, key=lambda e: (e[0], alphabet.index(e[1]),
+                                         (1, 0.0) if math.isnan(e[2]) else (0, e[2]), e[3]))
+
+
+def windows(events: Sequence[Event], size: int, slide: int, fn: Callable,
+            tags: Sequence[str], alphabet: Sequence[str]) -> list[tuple[int, float]]:
+    """(stamp, value) of every non-empty instance [l·slide, l·slide + size) of one key,
+    in stamp order; stamp = l·slide + size − 1."""
+    picked = [e for e in ordered(events, alphabet) if e[1] in tags]
+    if not picked:
+        return []
+    first = min(e[0] for e in picked) // slide - size // slide + 1
+    last = max(e[0] for e in picked) // slide
+    out = []
+    for l in range(first, last + 1):  # noqa: E741 - l as in the paper
+        lo = l * slide
+        inside = [e[2] for e in picked if lo <= e[0] < lo + size]
+        if inside:
+            out.append((lo + size - 1, fn(inside)))
+    return out
+
+
+def ticks(times: Sequence[int], period: int, horizon: int | None,
+          until: int | None) -> list[tuple[str, int]]:
+    """One key's steps, by enumeration: ('e', t) for events, ('t', b) for ticks."""
+    out: list[tuple[str, int]] = []
+    prev = None
+    for t in times:
+        if prev is not None:
+            made = 0
+            for b in range(prev + 1, t + 1):
+                if b % period == 0 and (horizon is None or made < horizon):
+                    out.append(("t", b))
+                    made += 1
+        out.append(("e", t))
+        prev = t
+    if prev is not None:
+        end = until if until is not None else (
+            prev + period * horizon if horizon is not None else prev)
+        made = 0
+        for b in range(prev + 1, end + 1):
+            if b % period == 0 and (horizon is None or made < horizon):
+                out.append(("t", b))
+                made += 1
+    return out
