@@ -55,10 +55,16 @@ from .errors import DTError
 from .model import DT
 from .terms import Const, Term, Var
 
-__all__ = ["TICK", "Fold", "window_aggregate"]
+__all__ = ["START", "TICK", "Fold", "event_fold", "window_aggregate"]
 
 TICK = "tick"
 """The tag of a clock tick (reserved in a query that declares a period)."""
+
+START = Var("start")
+"""A variable that update terms may read: the weight of a match starting at this
+event (:mod:`qre.patterns`). The constructions replace it: :func:`window_aggregate`
+by 1 in the newest slot and 0 in the others (a window reports the matches that
+start in its first slide), :func:`event_fold` by the term it is given."""
 
 
 @dataclass(frozen=True)
@@ -77,24 +83,44 @@ class Fold:
     init: tuple[float, ...]
     update: tuple[Term, ...]
     output: Term
+    by_tag: tuple[tuple[str, tuple[Term, ...]], ...] = ()
+    """Update terms for particular tags, replacing ``update`` at their events."""
 
     def __post_init__(self) -> None:
         if not self.registers:
             raise DTError("a fold has at least one register")
-        if len(set(self.registers)) != len(self.registers):
-            raise DTError(f"fold registers must be distinct: {', '.join(self.registers)}")
-        if not (len(self.init) == len(self.update) == len(self.registers)):
+        if len(set(self.registers)) != len(self.registers) or START.name in self.registers:
+            raise DTError(f"fold registers must be distinct and not {START.name!r}: "
+                          f"{', '.join(self.registers)}")
+        updates = [self.update, *(u for _, u in self.by_tag)]
+        if not (len(self.init) == len(self.registers)
+                and all(len(u) == len(self.registers) for u in updates)):
             raise DTError(f"a fold gives one initial value and one update term per register: "
                           f"{len(self.registers)} register(s), {len(self.init)} initial "
                           f"value(s), {len(self.update)} update term(s)")
-        known = {Var(r) for r in self.registers}
-        for what, term in [*(("update", u) for u in self.update), ("output", self.output)]:
+        known = {Var(r) for r in self.registers} | {START}
+        terms = [("update", u) for us in updates for u in us]
+        for what, term in [*terms, ("output", self.output)]:
             extra = term.variables() - known
             if extra:
                 raise DTError(f"the {what} term {term} reads {', '.join(map(str, extra))}, "
                               f"which is not a register of the fold")
-        if self.output.reads_cur():
-            raise DTError(f"the output term {self.output} reads cur: it sees only registers")
+        if self.output.reads_cur() or START in self.output.variables():
+            raise DTError(f"the output term {self.output} reads cur or start: it sees only "
+                          "registers")
+
+    def updates(self, tag: str) -> tuple[Term, ...]:
+        """The update terms at an event of ``tag``."""
+        return dict(self.by_tag).get(tag, self.update)
+
+    def renamed(self, names: Sequence[str], start: Term) -> tuple[dict[Var, Term], dict[Var, Term]]:
+        """Substitutions: registers → ``names`` (as variables) and → initial values, both
+        with :data:`START` → ``start``."""
+        here: dict[Var, Term] = {Var(r): Var(q) for r, q in zip(self.registers, names,
+                                                                strict=True)}
+        first: dict[Var, Term] = {Var(r): Const(v) for r, v in zip(self.registers, self.init,
+                                                                   strict=True)}
+        return {**here, START: start}, {**first, START: start}
 
 
 def window_aggregate(alphabet: Iterable[str], fold: Fold, slots: int, *,
@@ -122,12 +148,10 @@ def window_aggregate(alphabet: Iterable[str], fold: Fold, slots: int, *,
     for tag in sigma:
         if tag == TICK:
             continue
-        for slot, marker in zip(regs, empty, strict=True):
+        for j, (slot, marker) in enumerate(zip(regs, empty, strict=True)):
             if tag in folded:
-                here = {Var(r): Var(q) for r, q in zip(fold.registers, slot, strict=True)}
-                first = {Var(r): Const(v) for r, v in zip(fold.registers, fold.init,
-                                                         strict=True)}
-                for q, u in zip(slot, fold.update, strict=True):
+                here, first = fold.renamed(slot, Const(1.0 if j == slots - 1 else 0.0))
+                for q, u in zip(slot, fold.updates(tag), strict=True):
                     b.add(tag, [Var(s) for s in slot], q, u.substitute(here))
                     b.add(tag, [Var(marker)], q, u.substitute(first))
             else:
@@ -141,3 +165,28 @@ def window_aggregate(alphabet: Iterable[str], fold: Fold, slots: int, *,
             b.add(TICK, [Var(newer)], q, Var(newer))
     b.add(TICK, [], empty[-1], Const(0.0))
     return b.freeze([start], [out])
+
+
+def event_fold(alphabet: Iterable[str], fold: Fold, start: Term) -> DT:
+    """A fold over every event, output after each one (R-CER: a per-key stateful function
+    over the events in order, its output stamped with the event's time).
+
+    The registers start at ``fold.init``; an event of tag σ sets them to
+    ``fold.updates(σ)`` with :data:`START` replaced by ``start`` (a term over cur), and
+    the output is ``fold.output`` of the new registers. Size linear in the fold's terms
+    times the alphabet.
+    """
+    sigma = tuple(alphabet)
+    b = Builder(sigma)
+    x = b.state("x")
+    out = b.state("out")
+    regs = b.states(f"r_{r}" for r in fold.registers)
+    for q, v in zip(regs, fold.init, strict=True):
+        b.add("init", [Var(x, True)], q, Const(v))
+    new = {Var(r): Var(q, True) for r, q in zip(fold.registers, regs, strict=True)}
+    for tag in sigma:
+        here, _ = fold.renamed(regs, start)
+        for q, u in zip(regs, fold.updates(tag), strict=True):
+            b.add(tag, [Var(s) for s in regs], q, u.substitute(here))
+        b.add(tag, new.values(), out, fold.output.substitute(new))
+    return b.freeze([x], [out])

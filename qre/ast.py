@@ -23,7 +23,9 @@ Plus :class:`Name` (a reference to a ``let``-bound query) and
 :class:`Program` (the alphabet declaration, the bindings and the final query).
 
 Timed queries (issue 7): :class:`Aggregate` (a window aggregate, top level
-only) with its function (:class:`WindowFunction` or :class:`WindowFold`);
+only) with its function (:class:`WindowFunction`, :class:`WindowFold` or
+:class:`Matches`); :class:`Matches` (CER patterns, top level only) over
+:data:`Pattern` nodes;
 :class:`TagDecl` (a tag derived from a field predicate) and a clock period
 are declarations of the :class:`Program`. Durations are integers of
 nanoseconds.
@@ -58,11 +60,20 @@ __all__ = [
     "Iter",
     "Lambda",
     "Let",
+    "Matches",
     "Name",
     "Not",
     "Once",
     "Op",
     "Or",
+    "Pattern",
+    "PatternAnd",
+    "PatternNot",
+    "PatternOr",
+    "PatternPlus",
+    "PatternSeq",
+    "PatternTag",
+    "PatternWithin",
     "PrefixSum",
     "Prev",
     "Program",
@@ -375,13 +386,87 @@ class WindowFold:
 
 
 @dataclass(frozen=True, slots=True)
+class PatternTag:
+    """A pattern of one event of ``tag`` (derived tags give predicates on data)."""
+
+    tag: str
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class PatternNot:
+    """``not(a | b)`` between two parts of a ``seq``: no event of these tags in between."""
+
+    tags: tuple[str, ...]
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class PatternSeq:
+    """``seq(p1, …, pk)``: the parts in order, any events skipped between them;
+    :class:`PatternNot` parts stand between two others."""
+
+    parts: tuple[Pattern | PatternNot, ...]
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class PatternOr:
+    """``or(p1, p2)``: a match of either."""
+
+    left: Pattern
+    right: Pattern
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class PatternAnd:
+    """``and(p1, p2)``: a match of each, one after the other in either order."""
+
+    left: Pattern
+    right: Pattern
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class PatternPlus:
+    """``plus(p)``: one or more matches of p, one after the other (Kleene plus)."""
+
+    body: Pattern
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
+class PatternWithin:
+    """``within(p, D)``: a match of p from first to last event shorter than D (ns)."""
+
+    body: Pattern
+    duration: int
+    span: Span | None = _NO_SPAN
+
+
+Pattern = PatternTag | PatternSeq | PatternOr | PatternAnd | PatternPlus | PatternWithin
+
+
+@dataclass(frozen=True, slots=True)
+class Matches:
+    """``matched(p)`` (``count=False``: 1 if a match of p ends at this event, else 0) or
+    ``matches(p)`` (the number of matches ending at this event), skip-till-any-match;
+    as a window function, the matches that start in the window's first slide."""
+
+    pattern: Pattern
+    count: bool
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
 class Aggregate:
     """``aggregate(f, size[, slide][, [tags]])``: f over each window instance
     [l·slide, l·slide + size) of the events of ``tags`` (default: all), output when
     the instance closes; size is a multiple of slide (tumbling when equal). Top
     level only; compiled by :func:`dt.windows.window_aggregate`."""
 
-    function: WindowFunction | WindowFold
+    function: WindowFunction | WindowFold | Matches
     size: int
     slide: int
     tags: tuple[str, ...] | None = None
@@ -420,7 +505,7 @@ class Name:
 
 
 Query = (Atom | Eps | Or | Split | Iter | Combine | PrefixSum | Fill | FillWith | Compare
-         | BoolOp | Not | Prev | Hist | Once | Since | Name | Aggregate)
+         | BoolOp | Not | Prev | Hist | Once | Since | Name | Aggregate | Matches)
 
 
 @dataclass(frozen=True, slots=True)

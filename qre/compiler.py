@@ -40,7 +40,9 @@ Top-level and temporal queries (no I needed):
 
 A window aggregate (a whole query) is the direct construction of
 :func:`dt.windows.window_aggregate` with the fold of its function
-(:func:`qre.sugar.window_fold`).
+(:func:`qre.sugar.window_fold`, or :func:`qre.patterns.window_pattern` for
+``matches(p)``); a pattern query is :func:`dt.windows.event_fold` of
+:func:`qre.patterns.event_pattern`.
 """
 
 from __future__ import annotations
@@ -54,9 +56,10 @@ from dt.model import DT
 from dt.support import support
 from dt.terms import Apply, Const, Term, Var
 from dt.values import Status
-from dt.windows import window_aggregate
+from dt.windows import event_fold, window_aggregate
 
 from . import ast
+from .patterns import event_pattern, window_pattern
 from .sugar import window_fold
 
 __all__ = ["Compiled", "compile_query"]
@@ -210,8 +213,13 @@ class _Compiler:
         return Compiled(c.concat(start, c.prefix_sum(signals, keep_last)))
 
     def _aggregate(self, q: ast.Aggregate) -> Compiled:
-        return Compiled(window_aggregate(self.alphabet, window_fold(q.function), q.slots,
-                                         tags=q.tags))
+        fold = (window_pattern(q.function, self.alphabet) if isinstance(q.function, ast.Matches)
+                else window_fold(q.function))
+        return Compiled(window_aggregate(self.alphabet, fold, q.slots, tags=q.tags))
+
+    def _matches(self, q: ast.Matches) -> Compiled:
+        fold, start = event_pattern(q, self.alphabet)
+        return Compiled(event_fold(self.alphabet, fold, start))
 
     # ------------------------------------------------------------------ temporal φ
 

@@ -76,11 +76,20 @@ from .ast import (
     Iter,
     Lambda,
     Let,
+    Matches,
     Name,
     Not,
     Once,
     Op,
     Or,
+    Pattern,
+    PatternAnd,
+    PatternNot,
+    PatternOr,
+    PatternPlus,
+    PatternSeq,
+    PatternTag,
+    PatternWithin,
     PrefixSum,
     Prev,
     Program,
@@ -109,6 +118,7 @@ __all__ = [
 KEYWORDS = frozenset({
     "atom", "eps", "or", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
     "prev", "hist", "once", "since", "wsince", "let", "alphabet", "aggregate", "period", "tag",
+    "matched", "matches",
 }) | TERM_KEYWORDS
 """Words that cannot be a query name, a tag or a lambda parameter."""
 
@@ -383,7 +393,7 @@ def _kind(tree: lark.Tree) -> str:
 _QUERY_KINDS = frozenset({
     "atom", "eps", "or_", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
     "prev", "hist", "once", "call", "name", "paren_name", "paren", "boolop", "since",
-    "compare", "not_", "aggregate",
+    "compare", "not_", "aggregate", "matched", "matches",
 })
 
 
@@ -453,17 +463,44 @@ class _Converter:
         if size % slide:
             raise self.error("a window's size must be a multiple of its slide (its period)",
                              tree)
-        if _kind(fn_tree) == "window_builtin":
+        if _kind(fn_tree) == "window_matches":
+            function = Matches(self.pattern(fn_tree.children[0], depth + 1), True,
+                               _span(fn_tree))
+        elif _kind(fn_tree) == "window_builtin":
             fname, *arg = fn_tree.children
             term = self.term(arg[0], depth + 1, "sugar") if arg else None
             try:
-                function: WindowFunction | WindowFold = WindowFunction(str(fname), term,
+                function: WindowFunction | WindowFold | Matches = WindowFunction(str(fname), term,
                                                                        _span(fn_tree))
             except ValueError as err:
                 raise self.error(str(err), fn_tree) from None
         else:
             function = self.window_fold(fn_tree, depth + 1)
         return Aggregate(function, size, slide, tags, _span(tree))
+
+    def pattern(self, tree: lark.Tree, depth: int) -> Pattern:
+        """A CER pattern; ``not(...)`` only between two parts of a seq."""
+        if depth > MAX_DEPTH:
+            raise self.error(f"pattern nested too deeply (more than {MAX_DEPTH} levels)", tree)
+        kind, kids, span, d = _kind(tree), tree.children, _span(tree), depth + 1
+        if kind == "p_tag":
+            return PatternTag(self.identifier(kids[0], "a tag"), span)
+        if kind == "p_seq":
+            parts = [self.pattern(k, d) if _kind(k) != "p_not" else PatternNot(
+                tuple(self.identifier(t, "a tag") for t in k.children), _span(k)) for k in kids]
+            for k, part in enumerate(parts):
+                if isinstance(part, PatternNot) and (k in (0, len(parts) - 1) or isinstance(
+                        parts[k - 1], PatternNot)):
+                    raise self.error("not(...) stands between two parts of a seq: it says that "
+                                     "no such event comes between them", kids[k])
+            return PatternSeq(tuple(parts), span)
+        if kind in ("p_or", "p_and"):
+            node = PatternOr if kind == "p_or" else PatternAnd
+            return node(self.pattern(kids[0], d), self.pattern(kids[1], d), span)
+        if kind == "p_plus":
+            return PatternPlus(self.pattern(kids[0], d), span)
+        assert kind == "p_within"
+        return PatternWithin(self.pattern(kids[0], d), self.duration(kids[1]), span)
 
     def window_fold(self, tree: lark.Tree, depth: int) -> WindowFold:
         *inits, update, output = tree.children
@@ -563,6 +600,8 @@ class _Converter:
             return self.binary(tree, d)
         if kind == "aggregate":
             return self.aggregate(tree, d)
+        if kind in ("matched", "matches"):
+            return Matches(self.pattern(kids[0], d), kind == "matches", span)
         assert kind == "call"
         return self.call(tree, d)
 

@@ -39,11 +39,20 @@ from .ast import (
     Iter,
     Lambda,
     Let,
+    Matches,
     Name,
     Not,
     Once,
     Op,
     Or,
+    Pattern,
+    PatternAnd,
+    PatternNot,
+    PatternOr,
+    PatternPlus,
+    PatternSeq,
+    PatternTag,
+    PatternWithin,
     PrefixSum,
     Prev,
     Program,
@@ -111,7 +120,9 @@ def _tag_decl(d: TagDecl) -> str:
 
 def _aggregate(q: Aggregate) -> str:
     f = q.function
-    if isinstance(f, WindowFunction):
+    if isinstance(f, Matches):
+        fn = _matches(f)
+    elif isinstance(f, WindowFunction):
         fn = f"{f.name}({'' if f.arg is None else f.arg})"
     else:
         regs = ", ".join(_ident(r, "fold register") for r in f.registers)
@@ -124,6 +135,27 @@ def _aggregate(q: Aggregate) -> str:
     if q.tags is not None:
         args.append(f"[{', '.join(_ident(t, 'tag') for t in q.tags)}]")
     return f"aggregate({', '.join(args)})"
+
+
+def _pattern(p: Pattern | PatternNot) -> str:
+    if isinstance(p, PatternTag):
+        return _ident(p.tag, "tag")
+    if isinstance(p, PatternNot):
+        return f"not({' | '.join(_ident(t, 'tag') for t in p.tags)})"
+    if isinstance(p, PatternSeq):
+        return f"seq({', '.join(_pattern(x) for x in p.parts)})"
+    if isinstance(p, PatternOr | PatternAnd):
+        word = "or" if isinstance(p, PatternOr) else "and"
+        return f"{word}({_pattern(p.left)}, {_pattern(p.right)})"
+    if isinstance(p, PatternPlus):
+        return f"plus({_pattern(p.body)})"
+    if isinstance(p, PatternWithin):
+        return f"within({_pattern(p.body)}, {format_duration(p.duration)})"
+    raise TypeError(f"not a pattern node: {p!r}")
+
+
+def _matches(q: Matches) -> str:
+    return f"{'matches' if q.count else 'matched'}({_pattern(q.pattern)})"
 
 
 def _prec(q: Query) -> int:
@@ -178,6 +210,8 @@ def _query(q: Query) -> str:
         return f"{word}({_query(q.body)})"
     if isinstance(q, Aggregate):
         return _aggregate(q)
+    if isinstance(q, Matches):
+        return _matches(q)
     if isinstance(q, FillWith):
         return f"fill_with({_query(q.body)}, {_query(q.default)})"
     if isinstance(q, Not):

@@ -18,7 +18,9 @@ unit Spark keeps) or numbers of ``time_unit`` (whole numbers: a fraction is
 an error naming its row). The unit is δ, the granularity of stamps. Terms
 read the event time as ``cur.time`` (a float: exact below 2^53 units) when
 values are records or absent; a tick's ``cur.time`` is its boundary and its
-other fields are NaN.
+other fields are NaN. A pattern's ``within`` duration D reaches the DT as the
+field ``within_<D in ns>``, set here to ⌈D / unit⌉ (for whole units,
+t − s < D exactly when t − s < ⌈D / unit⌉).
 
 Emission. One row per step (event or tick) whose output is not ⊥
 (``undefined="keep"`` keeps those too): an event's row is stamped with its
@@ -43,6 +45,7 @@ import pandas as pd
 from dt.windows import TICK
 
 from .clock import UNIT_NS, clock_steps
+from .patterns import WITHIN_PREFIX
 
 if TYPE_CHECKING:
     from .monitor import Monitor
@@ -73,7 +76,8 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     chosen = m.resolve_engine(engine)
     clock_times, unit, is_datetime = _times(times, time_unit)
     n = len(clock_times)
-    codes, events = m._events(tags, _with_time(values, clock_times), unknown_tags)
+    timed_values = _with_time(values, clock_times, _durations(m, unit))
+    codes, events = m._events(tags, timed_values, unknown_tags)
     if len(codes) != n:
         raise ValueError(f"times has {n} entries but there are {len(codes)} tags")
     key_ids, key_values = _keys(keys, n)
@@ -146,6 +150,8 @@ def _times(times: Any, time_unit: str) -> tuple[np.ndarray, str, bool]:
     series = times if isinstance(times, pd.Series) else pd.Series(
         times.array if isinstance(times, pd.Index) else np.asarray(times)
         if isinstance(times, np.ndarray) else list(times))
+    if len(series) == 0:
+        return np.zeros(0, dtype=np.int64), time_unit, False
     if series.isna().any():
         k = int(np.flatnonzero(series.isna().to_numpy())[0])
         raise ValueError(f"row {k} of times: the event time is missing")
@@ -170,7 +176,7 @@ def _times(times: Any, time_unit: str) -> tuple[np.ndarray, str, bool]:
 
 def _keys(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     if keys is None:
-        return np.zeros(n, dtype=np.int64), np.array([None], dtype=object)
+        return np.zeros(n, dtype=np.int64), np.array([None] * min(n, 1), dtype=object)
     ids, uniques = pd.factorize(pd.Series(list(keys) if not hasattr(keys, "__len__")
                                           else keys, dtype=object), use_na_sentinel=False)
     if len(ids) != n:
@@ -178,17 +184,29 @@ def _keys(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     return ids.astype(np.int64), np.asarray(uniques, dtype=object)
 
 
-def _with_time(values: Any, times: np.ndarray) -> Any:
-    """The values with the event time as the field ``time`` (records only)."""
+def _durations(m: Monitor, unit: str) -> dict[str, float]:
+    """The ``within`` durations the DT reads (:func:`qre.patterns.duration_field`), in
+    ``unit``: t − s < D ns for whole units t, s is t − s < ⌈D / unit⌉."""
+    out = {}
+    for name in m._source_dt.fields:
+        if name.startswith(WITHIN_PREFIX) and name[len(WITHIN_PREFIX):].isdigit():
+            out[name] = float(-(-int(name[len(WITHIN_PREFIX):]) // UNIT_NS[unit]))
+    return out
+
+
+def _with_time(values: Any, times: np.ndarray, durations: dict[str, float]) -> Any:
+    """The values with the event time as the field ``time`` and the durations (records
+    only)."""
+    extra = {TIME_FIELD: times, **{k: np.full(len(times), v) for k, v in durations.items()}}
     if values is None:
-        return {TIME_FIELD: times}
+        return extra
     if isinstance(values, Mapping | pd.DataFrame):
-        if TIME_FIELD in values:
-            raise ValueError(f"values has a column {TIME_FIELD!r}: in a timed run cur.time is "
-                             f"the event time; rename the column")
-        out = {name: values[name] for name in values}
-        out[TIME_FIELD] = times
-        return out
+        for name in extra:
+            if name in values:
+                raise ValueError(f"values has a column {name!r}: in a timed run cur.{name} "
+                                 f"is {'the event time' if name == TIME_FIELD else 'a duration'}"
+                                 f"; rename the column")
+        return {**{name: values[name] for name in values}, **extra}
     return values
 
 

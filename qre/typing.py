@@ -109,6 +109,12 @@ def mentioned_tags(q: ast.Query) -> list[str]:
             out.append(node.tag)
         if isinstance(node, ast.Aggregate):
             out.extend(t for t in node.tags or () if t not in out)
+            if isinstance(node.function, ast.Matches):
+                stack.append(node.function)
+        if isinstance(node, ast.Matches):
+            from .patterns import pattern_tags
+
+            out.extend(t for t in pattern_tags(node.pattern) if t not in out)
         for f in reversed(fields(node)):
             value = getattr(node, f.name)
             if _is_query(value):
@@ -136,9 +142,9 @@ def check(
         query = resolve(program)
         period = _period(program, query)
         sigma = _timed_alphabet(_alphabet(program, query, alphabet), program, period)
-        if isinstance(query, ast.Aggregate):
+        if isinstance(query, ast.Aggregate | ast.Matches):
             kind, rate = Kind.TOP, None
-            _check_aggregate(query, sigma)
+            _check_timed(query, sigma)
         else:
             kind, rate = _Checker(sigma).visit(query)
     except QreTypeError as err:
@@ -174,10 +180,21 @@ def _timed_alphabet(sigma: tuple[str, ...], program: ast.Program,
     return tuple(out)
 
 
-def _check_aggregate(q: ast.Aggregate, sigma: tuple[str, ...]) -> None:
+def _check_timed(q: ast.Aggregate | ast.Matches, sigma: tuple[str, ...]) -> None:
+    """A window aggregate's tags, a pattern's tags and where it may stand."""
     from dt.windows import TICK
 
-    for tag in q.tags or ():
+    from .patterns import check_pattern, pattern_tags
+
+    matches = q if isinstance(q, ast.Matches) else q.function
+    if isinstance(matches, ast.Matches):
+        check_pattern(matches, windowed=isinstance(q, ast.Aggregate))
+        for tag in pattern_tags(matches.pattern):
+            if tag not in sigma or tag == TICK:
+                raise QreTypeError(f"pattern tag {tag!r} is not an event tag of the alphabet "
+                                   f"({', '.join(t for t in sigma if t != TICK)})",
+                                   span=matches.span)
+    for tag in (q.tags if isinstance(q, ast.Aggregate) else None) or ():
         if tag not in sigma or tag == TICK:
             raise QreTypeError(f"aggregated tag {tag!r} is not an event tag of the alphabet "
                                f"({', '.join(t for t in sigma if t != TICK)})", span=q.span)
@@ -334,9 +351,12 @@ class _Checker:
 
     # ------------------------------------------------------------------ top level
 
-    def _aggregate(self, q: ast.Aggregate) -> tuple[Kind, None]:
-        raise QreTypeError("aggregate is a whole query: it cannot be part of another one",
+    def _aggregate(self, q: ast.Aggregate | ast.Matches) -> tuple[Kind, None]:
+        word = "aggregate" if isinstance(q, ast.Aggregate) else "a pattern query"
+        raise QreTypeError(f"{word} is a whole query: it cannot be part of another one",
                            span=q.span)
+
+    _matches = _aggregate
 
     def _fill(self, q: ast.Fill) -> tuple[Kind, None]:
         self.base(q, q.body)
