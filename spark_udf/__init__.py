@@ -17,6 +17,9 @@ key, time and tag columns plus ``status`` and ``value``.
   per key (``transformWithStateInPandas``) whose rules for time — watermark,
   late events, idle keys — are :mod:`~spark_udf.keyed`'s; exactly-once
   through Spark's checkpoints.
+* :func:`monitor_timed` (:mod:`~spark_udf.timed`) — timed monitors (window
+  aggregates, clock ticks, CER patterns, derived tags): per key, the rows of
+  ``Monitor.run_timed``.
 * :mod:`~spark_udf.plan` — what travels from the driver to the workers.
 
 Costs: batch, one shuffle by key and a sort, then O(DT size) per event in
@@ -31,6 +34,7 @@ from .batch import monitor_frame
 from .plan import monitor_fingerprint
 from .session import local_session
 from .stream import monitor_stream, monitor_stream_frame
+from .timed import monitor_timed
 
 __all__ = ["local_session", "monitor_fingerprint", "monitor_frame", "monitor_stream",
-           "monitor_stream_frame"]
+           "monitor_stream_frame", "monitor_timed"]

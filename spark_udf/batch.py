@@ -144,7 +144,7 @@ def _run_partition(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[
 
     m = worker_monitor(plan)
     engine = m.resolve_engine(plan.engine)  # once: checking the kernel cache is not free
-    arrow_schema = to_arrow_schema(schema)
+    arrow_schema = to_arrow_schema(schema, timezone=plan.timezone)
     carried: tuple[Any, Any] | None = None  # (key, session) of the last key of the batch
     for batch in batches:
         events = batch.to_pandas()

@@ -61,6 +61,8 @@ class Plan:
     outputs: tuple[str, ...]  # names of the output columns' suffixes; () for one output
     engine: str
     unknown_tags: str
+    timezone: str = "UTC"
+    """The session's time zone: Arrow timestamps going back to Spark carry it."""
 
     @property
     def order(self) -> list[str]:
@@ -84,8 +86,13 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
     """Check the columns of ``df`` against the roles and the query; the worker's plan.
 
     Raises ValueError (worded for ``caller``) for a missing column or value
-    columns that do not fit what the query reads.
+    columns that do not fit what the query reads, and for a timed monitor (a
+    clock, derived tags or event times), which :func:`spark_udf.monitor_timed` runs.
     """
+    if monitor.clock is not None or monitor.derivation is not None or "time" in (
+            monitor.unoptimized or monitor.dt).fields:
+        raise ValueError(f"{caller}: this monitor is timed (a window, a clock period, derived "
+                         f"tags or a pattern's within): run it with spark_udf.monitor_timed")
     values = (value,) if isinstance(value, str) else tuple(value or ())
     ties = (tiebreak,) if isinstance(tiebreak, str) else tuple(tiebreak)
     have = set(df.columns)
@@ -107,7 +114,8 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
         # disk cache, and "auto" then picks it (17-36x the table engine, RESULTS.md).
         monitor.prepare("codegen")
     return Plan(_dt_text(monitor), tuple(monitor.alphabet), key, time, tag, values, ties,
-                source.reads_scalar_cur, outputs, engine, unknown_tags)
+                source.reads_scalar_cur, outputs, engine, unknown_tags,
+                df.sparkSession.conf.get("spark.sql.session.timeZone"))
 
 
 def output_fields(schema: Any, plan: Plan) -> list[Any]:

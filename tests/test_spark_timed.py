@@ -1,0 +1,90 @@
+"""Timed monitors on Spark (issue 7, point 5): monitor_timed against the brute-force
+windows and patterns and against run_timed; timestamp columns; refusals."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from qre import ast, qre
+from qre.printer import to_text
+from tests import match_oracle
+from tests.test_patterns import patterns
+from tests.test_windows import FUNCTION_TEXT, expected_windows, timed_events
+
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
+
+
+def by_key(frame: pd.DataFrame, time: str = "t") -> pd.DataFrame:
+    return frame.sort_values(["k", time], kind="stable").reset_index(drop=True)
+
+
+@settings(max_examples=6)
+@given(timed_events(max_events=30, keys=4), st.sampled_from(["avg", "max", "first", "var"]),
+       st.integers(1, 4), st.integers(1, 3))
+def test_windows_on_spark_equal_brute_force(spark, frame, name, slide, slots):
+    from spark_udf import monitor_timed
+
+    size = slide * slots
+    m = qre(f"alphabet a, b; aggregate({FUNCTION_TEXT[name]}, {size}s, {slide}s)")
+    df = spark.createDataFrame(frame.astype({"k": str}), "k string, t long, tag string, x double")
+    got = by_key(monitor_timed(df, m, "k", "t", "tag", ["x"], engine="table").toPandas())
+    want = expected_windows(frame.astype({"k": str}), size, slide, name, ("a", "b"))
+    want = sorted(want, key=lambda r: (r[0], r[1]))
+    assert list(zip(got["k"], got["t"], strict=True)) == [(k, t) for k, t, _ in want]
+    pd.testing.assert_series_equal(got["value"], pd.Series([v for *_, v in want],
+                                                           name="value", dtype=float))
+    assert (got["tag"] == "tick").all() and (got["status"] == 1).all()
+
+
+@settings(max_examples=4)
+@given(patterns(max_leaves=3), st.lists(st.tuples(st.integers(0, 2), st.integers(0, 9),
+                                                  st.sampled_from("abc")), max_size=20))
+def test_patterns_on_spark_equal_enumeration(spark, p, rows):
+    from spark_udf import monitor_timed
+
+    m = qre("alphabet a, b, c;\n" + to_text(ast.Matches(p, True)))
+    frame = pd.DataFrame(rows, columns=["k", "t", "tag"]).astype({"k": str})
+    got = monitor_timed(spark.createDataFrame(frame, "k string, t long, tag string"), m,
+                        "k", "t", "tag", engine="table").toPandas()
+    for key, part in frame.groupby("k"):
+        order = sorted(range(len(part)), key=lambda i: (part["t"].iloc[i],
+                                                        "abc".index(part["tag"].iloc[i])))
+        tags = [part["tag"].iloc[i] for i in order]
+        times = [int(part["t"].iloc[i]) for i in order]
+        mine = got[got["k"] == key]
+        assert mine["t"].tolist() == times and mine["tag"].tolist() == tags
+        assert mine["value"].tolist() == match_oracle.ending_counts(p, tags, times)
+
+
+def test_timestamps_and_derived_tags_on_spark(spark):
+    from spark_udf import monitor_timed
+
+    m = qre("alphabet r; tag hot = r where cur.temp > 30; aggregate(count(), 1min, [hot])")
+    frame = pd.DataFrame({"k": ["x", "x", "x", "y"],
+                          "ts": pd.to_datetime(["2026-11-25 10:00:01", "2026-11-25 10:00:30",
+                                                "2026-11-25 10:01:02", "2026-11-25 10:00:00"]),
+                          "tag": ["r"] * 4, "temp": [31.0, 40.0, 10.0, 35.0]})
+    got = by_key(monitor_timed(spark.createDataFrame(frame), m, "k", "ts", "tag", ["temp"])
+                 .toPandas(), "ts")
+    want = by_key(m.run_timed(frame["ts"], frame["tag"], {"temp": frame["temp"]},
+                              keys=frame["k"]).rename(columns={"key": "k", "time": "ts"}), "ts")
+    assert got["ts"].astype(str).tolist() == ["2026-11-25 10:00:59.999999"] * 2
+    assert got["value"].tolist() == want["value"].tolist() == [2.0, 1.0]
+
+
+def test_monitor_frame_refuses_timed_monitors_and_reads_timestamps(spark):
+    from spark_udf import monitor_frame, monitor_timed
+
+    frame = pd.DataFrame({"k": ["x", "x"], "ts": pd.to_datetime(["2026-01-01", "2026-01-02"]),
+                          "tag": ["a", "a"], "v": [1.0, 2.0]})
+    df = spark.createDataFrame(frame)
+    with pytest.raises(ValueError, match="monitor_timed"):
+        monitor_frame(df, qre("alphabet a; aggregate(sum(cur), 1d)"), "k", "ts", "tag", "v")
+    out = monitor_frame(df, qre("iter(atom(a, cur), 0, +)"), "k", "ts", "tag", "v").toPandas()
+    assert out["value"].tolist() == [1.0, 3.0]
+    with pytest.raises(ValueError, match=r"reads cur\.temp"):
+        monitor_timed(df, qre("alphabet a; tag hot = cur.temp > 1; aggregate(count(), 1d)"),
+                      "k", "ts", "tag")
