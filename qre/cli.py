@@ -78,8 +78,10 @@ from dt.values import BOT, TOP, XValue, status_of
 
 from . import frames
 from .api import qre
+from .clock import UNIT_NS
 from .errors import QreError
 from .monitor import ENGINES, Monitor
+from .timed import is_timed
 
 __all__ = ["UsageError", "build_parser", "main"]
 
@@ -487,6 +489,13 @@ unless defined) -- status_F and value_F for each output F of a DT with several
 outputs. A row's status and value are the monitor's output (of the row's key,
 with --key) after the row's event, in the order events are processed.
 
+timed queries (aggregate windows, a clock period, matched(within(...))) need
+--time: the output is then the emitted rows of Monitor.run_timed -- per key in
+event-time order, one row per non-empty window (stamped at the window's end
+minus one time unit) or per event with a defined output: the key, time and tag
+columns, row (the input row, -1 for a clock tick), status and value.
+--time-unit says what a numeric time counts (s, ms, us, ns, min, h, d).
+
 order: without --time, events are processed in input order; with --time COL,
 in order of that column (within each key with --key), ties in input order (a
 stable sort). Times are numbers (int or float) or datetimes: Parquet
@@ -549,6 +558,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     """
     m = _load(args.query)
     frame = _read_frame(args.input, [c for c in (args.tag, args.key) if c is not None])
+    if is_timed(m):
+        return _run_timed(args, m, frame)
     tags = frames.tag_column(frame, args.tag)
     keys = (None if args.key is None
             else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
@@ -569,6 +580,11 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:  # several outputs: one status / value pair per final state, in order
         for j, name in enumerate(_output_names(m)):
             result[f"status_{name}"], result[f"value_{name}"] = status[:, j], value[:, j]
+    return _write_result(args, result)
+
+
+def _write_result(args: argparse.Namespace, result: pd.DataFrame) -> int:
+    """The rows to --output (CSV or Parquet), or to stdout as CSV or --json records."""
     if args.output and args.output != "-":
         _write_frame(result, args.output)
         _emit(args, {"rows": len(result), "output": args.output},
@@ -578,6 +594,26 @@ def _cmd_run(args: argparse.Namespace) -> int:
     else:
         sys.stdout.write(result.to_csv(index=False))
     return EXIT_OK
+
+
+def _run_timed(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame) -> int:
+    """A timed query (a window, a clock period, a pattern's within): the emitted rows of
+    ``Monitor.run_timed``, per key in event-time order."""
+    if args.time is None:
+        raise UsageError("this query is timed (a window, a clock period or a within): give "
+                         "the event times with --time COL")
+    tags = frames.tag_column(frame, args.tag)
+    if not args.skip_unknown:
+        frames.check_tags(tags, m.alphabet, args.tag)
+    keys = (None if args.key is None
+            else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
+    times = frames.event_times(frames.get_column(frame, args.time, "--time"), args.time)
+    result = m.run_timed(times, tags, frames.event_values(m, frame, args.value or []),
+                         keys=keys, time_unit=args.time_unit, engine=args.engine,
+                         unknown_tags="skip" if args.skip_unknown else "error")
+    result = result.rename(columns={"key": args.key or "key", "time": args.time,
+                                    "tag": args.tag})
+    return _write_result(args, result)
 
 
 def _records_json(frame: pd.DataFrame) -> str:
@@ -673,6 +709,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "input order); output rows stay in input order")
     p.add_argument("--value", metavar="COL", action="append",
                    help="value column; repeat for record fields (cur.COL)")
+    p.add_argument("--time-unit", default="s", choices=list(UNIT_NS),
+                   help="what a numeric --time counts, for timed queries (default: s)")
     p.add_argument("--skip-unknown", action="store_true",
                    help="drop events whose tag is not in the alphabet (their rows repeat "
                         "the previous output) instead of failing")

@@ -33,8 +33,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dt import DT
-
 from .monitor import Monitor
 
 __all__ = [
@@ -122,32 +120,39 @@ def event_values(m: Monitor, frame: pd.DataFrame, names: list[str]) -> Any:
     drop reads), so the message speaks of options; every --value column is
     converted (and its data errors reported) even if the query does not read it.
     """
+    from .timed import needed_fields
+
     columns = {name: value_column(frame, name) for name in names}
     source = m.unoptimized or m.dt
+    fields = needed_fields(m)
     problem = value_columns_problem(
-        source, names, lambda col: "--value COL" if col is None else f"--value {col}")
+        fields, source.reads_scalar_cur, names,
+        lambda col: "--value COL" if col is None else f"--value {col}")
     if problem is not None:
         raise FrameError(problem)
     if source.reads_scalar_cur:
         return next(iter(columns.values()))
-    return {f: columns[f] for f in sorted(source.fields)} or None
+    return {f: columns[f] for f in sorted(fields)} or None
 
 
-def value_columns_problem(dt: DT, names: Sequence[str],
+
+def value_columns_problem(fields: set[str] | frozenset[str], scalar: bool,
+                          names: Sequence[str],
                           spell: Callable[[str | None], str]) -> str | None:
-    """What is wrong with the value columns ``names`` for what ``dt`` reads, or None.
+    """What is wrong with the value columns ``names`` for a query that reads plain
+    ``cur`` (``scalar``) or the record ``fields``, or None.
 
-    A DT reading plain ``cur`` needs exactly one column; one reading ``cur.F``
+    A query reading plain ``cur`` needs exactly one column; one reading ``cur.F``
     needs a column F for each field. ``spell(col)`` words how the caller names
     a value column (``spell(None)``: any one), e.g. ``--value COL`` on the
     command line; the Spark API words it its own way.
     """
-    if dt.reads_scalar_cur:
+    if scalar:
         if len(names) == 1:
             return None
         return (f"the query reads cur (one number per event): give exactly one {spell(None)}, "
                 f"not {len(names)}")
-    missing = sorted(dt.fields - set(names))
+    missing = sorted(set(fields) - set(names))
     if not missing:
         return None
     reads = ", ".join(f"cur.{f}" for f in missing)
@@ -155,22 +160,30 @@ def value_columns_problem(dt: DT, names: Sequence[str],
 
 
 def _sortable_times(column: pd.Series, name: str) -> np.ndarray:
-    """The ``--time`` column as a numpy array whose order is the event-time order.
+    """The ``--time`` column as a numpy array whose order is the event-time order:
+    numbers as they are (int64 keeps nanosecond epochs exact), datetimes and
+    timedeltas as int64 nanoseconds (see :func:`event_times`)."""
+    times = event_times(column, name)
+    if pd.api.types.is_numeric_dtype(times.dtype):
+        return times.to_numpy(dtype=getattr(times.dtype, "numpy_dtype", times.dtype))
+    return times.to_numpy().view(np.int64)
 
-    Numbers stay numbers (int64 keeps nanosecond epochs exact); datetimes and
-    timedeltas become int64 nanoseconds (time-zone aware ones in UTC); text
-    (CSV) is read as numbers if at least as many cells parse as numbers as
-    parse as ISO 8601 datetimes, else as datetimes (no offset: UTC).
+
+def event_times(column: pd.Series, name: str) -> pd.Series:
+    """The ``--time`` column as numbers or naive UTC datetimes (timedeltas as they are).
+
+    Datetimes that carry a time zone are converted to UTC; text (CSV) is read
+    as numbers if at least as many cells parse as numbers as parse as ISO 8601
+    datetimes, else as datetimes (no offset: UTC). A missing or unreadable time
+    is a FrameError naming its row.
     """
     dtype = column.dtype
     if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
         _no_missing_time(column, name)
-        if getattr(dtype, "tz", None) is not None:
-            column = column.dt.tz_convert(None)
-        return column.to_numpy().view(np.int64)
+        return column.dt.tz_convert(None) if getattr(dtype, "tz", None) is not None else column
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
         _no_missing_time(column, name)
-        return column.to_numpy(dtype=getattr(dtype, "numpy_dtype", dtype))
+        return column
     cells = column.astype(object)
     _no_missing_time(cells.map(lambda c: None if isinstance(c, str) and not c.strip() else c),
                      name)
@@ -184,9 +197,7 @@ def _sortable_times(column: pd.Series, name: str) -> np.ndarray:
         why = ("is neither a number nor an ISO 8601 datetime" if max(n_numbers, n_dates) == 0
                else f"is not {kind} like the column's other times")
         raise FrameError(f"{where('--time', name, row)}: {cells.iloc[row]!r} {why}")
-    if chosen is dates:
-        return dates.dt.tz_convert(None).to_numpy().view(np.int64)
-    return numbers.to_numpy()
+    return dates.dt.tz_convert(None) if chosen is dates else numbers
 
 
 def _no_missing_time(column: pd.Series, name: str) -> None:

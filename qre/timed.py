@@ -50,12 +50,29 @@ from .patterns import WITHIN_PREFIX
 if TYPE_CHECKING:
     from .monitor import Monitor
 
-__all__ = ["TIME_FIELD", "run_timed"]
+__all__ = ["TIME_FIELD", "is_timed", "needed_fields", "run_timed"]
 
 TIME_FIELD = "time"
 """The record field that carries the event time in a timed run (``cur.time``)."""
 
 _DATETIME_UNIT = "us"
+
+
+def needed_fields(m: Monitor) -> set[str]:
+    """The record fields a caller supplies: those the DT and the derived tags' predicates
+    read, except the event time and the durations, which a timed run adds."""
+    source = m._source_dt
+    reads = set(source.fields)
+    if m.derivation is not None:
+        reads |= set(m.derivation.predicates.fields)
+    return {f for f in reads if f != TIME_FIELD and not f.startswith(WITHIN_PREFIX)}
+
+
+def is_timed(m: Monitor) -> bool:
+    """True if ``m`` needs event times (a clock, or terms reading the time): run it with
+    :func:`run_timed`, not ``Monitor.run``."""
+    return m.clock is not None or TIME_FIELD in m._source_dt.fields or any(
+        f.startswith(WITHIN_PREFIX) for f in m._source_dt.fields)
 
 
 def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: Any = None,

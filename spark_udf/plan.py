@@ -26,6 +26,7 @@ import pandas as pd
 from dt import DT
 from qre.frames import value_columns_problem
 from qre.monitor import Monitor
+from qre.timed import is_timed
 
 __all__ = ["Plan", "make_plan", "monitor_fingerprint", "nan_for_null", "worker_monitor"]
 
@@ -89,8 +90,7 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
     columns that do not fit what the query reads, and for a timed monitor (a
     clock, derived tags or event times), which :func:`spark_udf.monitor_timed` runs.
     """
-    if monitor.clock is not None or monitor.derivation is not None or "time" in (
-            monitor.unoptimized or monitor.dt).fields:
+    if monitor.derivation is not None or is_timed(monitor):
         raise ValueError(f"{caller}: this monitor is timed (a window, a clock period, derived "
                          f"tags or a pattern's within): run it with spark_udf.monitor_timed")
     values = (value,) if isinstance(value, str) else tuple(value or ())
@@ -104,7 +104,7 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
                              f"(columns: {', '.join(df.columns)})")
     source = monitor.unoptimized or monitor.dt
     problem = value_columns_problem(
-        source, values,
+        source.fields, source.reads_scalar_cur, values,
         lambda col: "value column" if col is None else f"{col!r} to the value columns")
     if problem is not None:
         raise ValueError(problem)

@@ -31,6 +31,7 @@ from qre.clock import UNIT_NS, Clock
 from qre.derive import Derivation
 from qre.frames import value_columns_problem
 from qre.monitor import Monitor
+from qre.timed import needed_fields
 
 __all__ = ["monitor_timed"]
 
@@ -75,10 +76,8 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     if time_unit not in UNIT_NS:
         raise ValueError(f"monitor_timed: time_unit must be one of {', '.join(UNIT_NS)}")
     source = monitor.unoptimized or monitor.dt
-    needed = set(source.fields) | _predicate_fields(monitor.derivation)
-    needed = {f for f in needed if f != "time" and not f.startswith("within_")}
     problem = value_columns_problem(
-        _Reads(needed, source.reads_scalar_cur), values,  # type: ignore[arg-type]
+        needed_fields(monitor), source.reads_scalar_cur, values,
         lambda col: "value column" if col is None else f"{col!r} to the value columns")
     if problem is not None:
         raise ValueError(problem)
@@ -100,20 +99,6 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
         return _run_partition(batches, plan, schema)
 
     return events.mapInArrow(run_partition, schema)
-
-
-@dataclass(frozen=True)
-class _Reads:
-    """What :func:`value_columns_problem` asks of a DT: the record fields it reads."""
-
-    fields: set[str]
-    reads_scalar_cur: bool = False
-
-
-def _predicate_fields(derivation: Derivation | None) -> set[str]:
-    if derivation is None:
-        return set()
-    return set().union(*(d.predicate.fields() for d in derivation.tags))
 
 
 _MONITORS: dict[str, Monitor] = {}

@@ -800,3 +800,21 @@ def test_console_script_help():
     bad = subprocess.run([*cmd, "compile", "iter("], capture_output=True, text=True, cwd=ROOT,
                          timeout=120, check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
+
+
+def test_run_timed_query_emits_windows_per_key(capsys, tmp_path):
+    data = tmp_path / "pay.csv"
+    data.write_text("user,ts,kind,amount\nu1,2026-11-25T10:00:05,pay,5\n"
+                    "u1,2026-11-25T10:00:50,pay,7\nu2,2026-11-25T10:01:10,pay,1\n"
+                    "u1,2026-11-25T10:02:00,refund,2\n")
+    query = "alphabet pay, refund; aggregate(sum(cur.amount), 1min, [pay])"
+    code, out, err = run_cli(capsys, "run", query, "--input", str(data), "--key", "user",
+                             "--time", "ts", "--tag", "kind", "--value", "amount")
+    assert code == 0, err
+    assert out.splitlines() == ["user,ts,kind,row,status,value",
+                                "u1,2026-11-25 10:00:59.999999,tick,-1,1,12.0",
+                                "u2,2026-11-25 10:01:59.999999,tick,-1,1,1.0"]
+    code, out, err = run_cli(capsys, "run", query, "--input", str(data), "--tag", "kind",
+                             "--value", "amount")
+    assert code == 2 and "give the event times with --time COL" in err
+    assert "Traceback" not in err
