@@ -33,9 +33,13 @@ needs no merge function. The price is k updates per event instead of one;
 the DT has k·(m+1) + 2 states for m registers.
 
 Why a direct construction and not sugar: as QRE-Past, a tumbling window is a
-split on the last tick and a sliding one k nested splits, each compiled with
-its identity DT; the direct DT is linear in k·m and runs k·m transitions per
-event.
+split on the last tick — the sum is ``split(or(eps(0), split(any_word(),
+atom(tick, 0), fst)), split(split(iter(atom(a, cur), 0, +), atom(a, cur), +),
+atom(tick, 0), fst), snd)`` — and a sliding one k nested splits, each compiled
+with its identity DT (quadratic, Theorem 5.7). Measured over the alphabet
+(a, tick): that sugar compiles to a DT of size 277 (61 after the optimizer),
+the direct one to 22 (tests/test_windows.py checks that both give the same
+outputs). The direct DT is linear in k·m and runs k·m transitions per event.
 
 Static facts. After k consecutive ticks with no aggregated event between them
 every slot is empty: a further tick outputs ⊥ and changes only the output

@@ -374,13 +374,15 @@ class Monitor:
             value[rows] = out.value.reshape(len(rows), -1)
         return _output(status, value, self.dt.final)
 
-    def _events(self, tags: Any, values: Any, unknown_tags: str) -> tuple[np.ndarray, _Events]:
-        """Tag codes (derived tags applied; −1 for a skipped tag) and the data the DT reads."""
+    def _events(self, tags: Any, values: Any, unknown_tags: str,
+                derive: bool = True) -> tuple[np.ndarray, _Events]:
+        """Tag codes (derived tags applied unless ``derive`` is false; −1 for a skipped
+        tag) and the data the DT reads."""
         if unknown_tags not in _UNKNOWN_TAGS:
             raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
         codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
         events = _event_values(self._source_dt, values, len(codes))
-        if self.derivation is not None:
+        if self.derivation is not None and derive:
             codes = self.derivation.apply(codes, values)
         return codes, events
 
@@ -421,10 +423,13 @@ class Session:
         self._engine = engine
 
     def feed(self, tags: Any, values: Any = None, *,
-             unknown_tags: Literal["error", "skip"] = "error") -> Output:
-        """Read more events; one output per event, as :meth:`Monitor.run`."""
+             unknown_tags: Literal["error", "skip"] = "error", derive: bool = True) -> Output:
+        """Read more events; one output per event, as :meth:`Monitor.run`.
+
+        ``derive=False`` takes the tags as final: the monitor's derived tags are not
+        applied (a caller that applied them already, or that feeds clock ticks)."""
         m = self.monitor
-        codes, events = m._events(tags, values, unknown_tags)
+        codes, events = m._events(tags, values, unknown_tags, derive=derive)
         self._config, out = m._advance(self._engine, self._config, codes, events)
         return out
 

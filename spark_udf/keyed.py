@@ -37,6 +37,13 @@ The rules, per key:
   key's last event, which starts the key afresh anyway. A state that holds
   nothing (its key only had late events) is not kept.
 
+* **Allowed lateness** (``Rules.lateness_us``): all of the above runs at the
+  watermark minus the lateness.
+* **Timed monitors** (``Rules.timed``): :mod:`spark_udf.clocked` feeds the
+  released events with the clock's ticks and emits the rows of
+  ``Monitor.run_timed``; the key's timer also wakes it at its clock's next
+  tick, and a window monitor's state goes once its windows are closed.
+
 Cost per key and step: a sort of the key's new and pending events, one
 kernel call per idle gap, O(1) Python otherwise.
 """
@@ -50,8 +57,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from qre.clock import Clock
 from qre.monitor import Monitor
 
+from . import clocked
 from .plan import Plan, event_data, null_time_error, plain, take_rows, text, time_ordered
 
 __all__ = ["LATE", "LATE_POLICIES", "TIME_US", "KeyState", "Rules", "step", "wake_ms"]
@@ -73,6 +82,21 @@ class Rules:
     watermark: bool
     ttl_us: int | None = None
     late: str = "flag"
+    lateness_us: int = 0
+    """Allowed lateness: the key's rules run at the watermark minus this."""
+    clock: Clock | None = None
+    """A timed monitor's clock (period and horizon in µs here), or None."""
+    timed: bool = False
+    """The monitor reads event times (a clock, ``cur.time``, a ``within``)."""
+    unit_us: int = 1
+    """Microseconds per unit of the time column (1 for timestamps): the unit of
+    ``cur.time`` and δ, the granularity of a tick's stamp."""
+    time_kind: str = "timestamp"
+    """The time column's type: ``timestamp``, ``integral`` or ``fractional`` (stamps)."""
+
+    def effective(self, watermark_us: int | None) -> int | None:
+        """The watermark the rules apply: Spark's, minus the allowed lateness."""
+        return None if watermark_us is None else watermark_us - self.lateness_us
 
 
 @dataclass(frozen=True)
@@ -84,10 +108,12 @@ class KeyState:
     last: tuple[Any, ...] | None = None
     """The order columns (``plan.order``) of the last processed event."""
     last_us: int | None = None
-    """Its time in microseconds (with a watermark)."""
+    """Its time in microseconds (with a watermark, or for a timed monitor)."""
     pending: pd.DataFrame | None = None
     """Events waiting for the watermark, in processing order: ``plan.order`` columns and
     :data:`TIME_US`."""
+    clock_us: int | None = None
+    """A timed monitor's clock: the time of its last event or of its last tick since."""
 
 
 def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: KeyState,
@@ -101,28 +127,41 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
     """
     if events is not None and events[plan.time].isna().any():
         raise null_time_error("monitor_stream", plan, key)
+    watermark_us = rules.effective(watermark_us)
     late, on_time, waiting = _sort_out(plan, rules, state, events, watermark_us)
     outputs = [] if late is None else [_late_rows(plan, rules, key, late, state, watermark_us)]
-    config, last, last_us = state.config, state.last, state.last_us
+    config, last, last_us, clock_us = state.config, state.last, state.last_us, state.clock_us
     if on_time is not None:
+        last = _order_values(on_time, plan, len(on_time) - 1)
+        last_us = int(on_time[TIME_US].iloc[-1]) if rules.watermark or rules.timed else None
+    if rules.timed and (on_time is not None or state.clock_us is not None):
+        config, clock_us, rows = clocked.run(plan, rules, m, engine, key, on_time, state,
+                                             watermark_us)
+        outputs.append(rows)
+    elif on_time is not None:
         config, rows = _run(plan, rules, m, engine, key, on_time, state)
         outputs.append(rows)
-        last = _order_values(on_time, plan, len(on_time) - 1)
-        last_us = int(on_time[TIME_US].iloc[-1]) if rules.watermark else None
-    nxt = KeyState(config, last, last_us, waiting)
+    nxt = KeyState(config, last, last_us, pending=waiting, clock_us=clock_us)
     rows = outputs[0] if len(outputs) == 1 else (
         pd.concat(outputs, ignore_index=True) if outputs else _no_rows(plan))
+    if clocked.silent(nxt, rules):
+        return None, rows
     return _unless_idle(nxt, rules, watermark_us), rows
 
 
 def wake_ms(state: KeyState, rules: Rules) -> int | None:
     """The watermark (ms) at which the key needs a timer: its first pending event
-    becomes ready, or, with nothing pending, its state becomes idle; None if
-    neither can happen."""
-    if state.pending is not None:
-        return -(-int(state.pending[TIME_US].min()) // 1000)  # ceil
+    becomes ready, its clock's next tick falls due, or, with nothing pending, its
+    state becomes idle; None if none of these can happen."""
+    due = [int(state.pending[TIME_US].min())] if state.pending is not None else []
+    tick = clocked.next_tick_us(state, rules)
+    if tick is not None:
+        due.append(tick)
+    if due:
+        return -(-(min(due) + rules.lateness_us) // 1000)  # ceil
     if rules.ttl_us is not None and state.last_us is not None:
-        return (state.last_us + rules.ttl_us) // 1000 + 1  # watermark·1000 > last + ttl
+        # watermark·1000 − lateness > last + ttl
+        return (state.last_us + rules.ttl_us + rules.lateness_us) // 1000 + 1
     return None
 
 

@@ -24,22 +24,28 @@ import numpy as np
 import pandas as pd
 
 from dt import DT
+from qre.clock import Clock
+from qre.derive import Derivation
 from qre.frames import value_columns_problem
 from qre.monitor import Monitor
-from qre.timed import is_timed
+from qre.timed import is_timed, needed_fields
 
 __all__ = ["Plan", "make_plan", "monitor_fingerprint", "nan_for_null", "worker_monitor"]
 
 
 def monitor_fingerprint(m: Monitor) -> str:
     """A digest of what a monitor computes and of the layout of its state: its DT
-    as compiled and as optimized, and its alphabet.
+    as compiled and as optimized, and its alphabet (and a timed monitor's clock and
+    derived tags).
 
     Two monitors with the same fingerprint give the same outputs on every
     input and read each other's ``Session.state``; a checkpointed stream
     stores it to refuse a different query.
     """
-    text = json.dumps([_dt_text(m), m.dt.to_json(indent=None), list(m.alphabet)])
+    parts = [_dt_text(m), m.dt.to_json(indent=None), list(m.alphabet)]
+    if m.clock is not None or m.derivation is not None:  # timed: the clock and tags too
+        parts.append(repr((m.clock, m.derivation and m.derivation.tags)))
+    text = json.dumps(parts)
     return hashlib.sha256(text.encode()).hexdigest()
 
 
@@ -64,6 +70,10 @@ class Plan:
     unknown_tags: str
     timezone: str = "UTC"
     """The session's time zone: Arrow timestamps going back to Spark carry it."""
+    clock: Clock | None = None
+    """A timed monitor's clock (streams only; :mod:`spark_udf.clocked`)."""
+    derivation: Derivation | None = None
+    """The monitor's derived tags."""
 
     @property
     def order(self) -> list[str]:
@@ -83,16 +93,17 @@ class Plan:
 
 def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: str,
               value: str | Sequence[str] | None, tiebreak: str | Sequence[str],
-              engine: str, unknown_tags: str) -> Plan:
+              engine: str, unknown_tags: str, *, timed: bool = False) -> Plan:
     """Check the columns of ``df`` against the roles and the query; the worker's plan.
 
     Raises ValueError (worded for ``caller``) for a missing column or value
-    columns that do not fit what the query reads, and for a timed monitor (a
-    clock, derived tags or event times), which :func:`spark_udf.monitor_timed` runs.
+    columns that do not fit what the query reads, and — unless ``timed`` (the caller
+    runs clocks) — for a timed monitor (a clock or event times), which
+    :func:`spark_udf.monitor_timed` runs. Derived tags travel with the plan.
     """
-    if monitor.derivation is not None or is_timed(monitor):
-        raise ValueError(f"{caller}: this monitor is timed (a window, a clock period, derived "
-                         f"tags or a pattern's within): run it with spark_udf.monitor_timed")
+    if not timed and is_timed(monitor):
+        raise ValueError(f"{caller}: this monitor is timed (a window, a clock period or a "
+                         f"pattern's within): run it with spark_udf.monitor_timed")
     values = (value,) if isinstance(value, str) else tuple(value or ())
     ties = (tiebreak,) if isinstance(tiebreak, str) else tuple(tiebreak)
     have = set(df.columns)
@@ -104,7 +115,7 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
                              f"(columns: {', '.join(df.columns)})")
     source = monitor.unoptimized or monitor.dt
     problem = value_columns_problem(
-        source.fields, source.reads_scalar_cur, values,
+        needed_fields(monitor), source.reads_scalar_cur, values,
         lambda col: "value column" if col is None else f"{col!r} to the value columns")
     if problem is not None:
         raise ValueError(problem)
@@ -115,7 +126,14 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
         monitor.prepare("codegen")
     return Plan(_dt_text(monitor), tuple(monitor.alphabet), key, time, tag, values, ties,
                 source.reads_scalar_cur, outputs, engine, unknown_tags,
-                df.sparkSession.conf.get("spark.sql.session.timeZone"))
+                _session_time_zone(df), monitor.clock,
+                monitor.derivation)
+
+
+def _session_time_zone(df: Any) -> str:
+    """The Spark session's time zone (UTC for a pandas frame, as the rules' tests use)."""
+    session = getattr(df, "sparkSession", None)
+    return "UTC" if session is None else session.conf.get("spark.sql.session.timeZone")
 
 
 def output_fields(schema: Any, plan: Plan) -> list[Any]:
@@ -145,11 +163,13 @@ _WORKER_MONITORS: dict[str, Monitor] = {}
 
 def worker_monitor(plan: Plan) -> Monitor:
     """The plan's monitor, rebuilt once per worker process (kernels load from their caches)."""
-    digest = hashlib.sha256(plan.dt_json.encode()).hexdigest()
+    digest = hashlib.sha256(repr((plan.dt_json, plan.clock, plan.derivation)).encode()
+                            ).hexdigest()
     m = _WORKER_MONITORS.get(digest)
     if m is None:
-        m = _WORKER_MONITORS[digest] = Monitor.from_dt(DT.from_json(plan.dt_json),
-                                                       list(plan.alphabet))
+        m = _WORKER_MONITORS[digest] = Monitor.from_dt(
+            DT.from_json(plan.dt_json), list(plan.alphabet), clock=plan.clock,
+            derivation=plan.derivation)
     return m
 
 

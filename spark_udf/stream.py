@@ -27,6 +27,18 @@ the monitor, which flags them in the output (``late`` true) or, with
 ``late="fail"``, stops the query. Spark's watermark starts at the epoch, so
 with a watermark, event times at or before 1970-01-01 are late.
 
+Timed monitors (window aggregates, a clock period, patterns with ``within``,
+derived tags) emit the rows of :meth:`qre.Monitor.run_timed` instead of one
+row per event: a key's clock ticks between its events and, with a watermark,
+whenever the watermark passes a boundary after its last event (the key's
+timer), so idle keys close their windows; a window monitor's key state is
+dropped once all its windows are closed. ``lateness`` (with a watermark)
+runs the rules that much behind the watermark: an event is accepted, and
+processed in order, while the watermark is below its time plus the
+lateness; the windows it falls in are emitted once the watermark passes
+their end plus the lateness (seed 000's allowed lateness, without
+re-emission). The per-key work is :mod:`spark_udf.clocked`.
+
 Exactly once. Spark checkpoints the state and the source offsets with each
 micro-batch, and the file sink commits a batch's files atomically, so a
 query restarted from its checkpoint — after a stop, a crash or a killed
@@ -57,6 +69,7 @@ import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor
 
 from qre.monitor import Monitor
+from qre.timed import is_timed
 
 from .keyed import LATE, LATE_POLICIES, TIME_US, KeyState, Rules, step, wake_ms
 from .plan import (
@@ -99,7 +112,7 @@ class _Spec:
     def input_columns(self) -> list[str]:
         """The operator's input columns, in order: key, order columns, times in µs."""
         columns = list(dict.fromkeys([self.plan.key, *self.plan.order]))
-        return [*columns, TIME_US] if self.rules.watermark else columns
+        return [*columns, TIME_US] if self.rules.watermark or self.rules.timed else columns
 
     @property
     def meta_schema(self) -> str:
@@ -108,7 +121,7 @@ class _Spec:
         pending events and the key's timer."""
         order = ", ".join(f"o{i} {t}" for i, t in enumerate(self.order_types))
         return (f"fingerprint string, config array<double>, {order}, last_us long, "
-                f"pending int, timer_ms long")
+                f"pending int, timer_ms long, clock_us long")
 
     @property
     def pending_schema(self) -> str:
@@ -120,7 +133,8 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                          value: str | Sequence[str] | None = None, *,
                          watermark: Any = None, ttl: Any = None, time_unit: str = "s",
                          tiebreak: str | Sequence[str] = (), late: str = "flag",
-                         engine: str = "auto", unknown_tags: str = "error") -> Any:
+                         lateness: Any = None, engine: str = "auto",
+                         unknown_tags: str = "error") -> Any:
     """The streaming DataFrame of ``monitor`` run per key over the streaming ``df``.
 
     Columns as :func:`spark_udf.monitor_frame`'s plus ``late`` (boolean).
@@ -134,7 +148,13 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     micro-batch counts its late rows in the query's progress
     (``query.lastProgress["observedMetrics"]["qre_monitor"]``: ``rows``, ``late``).
     ``time_unit``: what a numeric time column counts (``s``, ``ms``, ``us``,
-    ``ns``). The others are :func:`monitor_frame`'s. See the module docstring.
+    ``ns``). ``lateness`` (a duration; needs a watermark): the allowed lateness
+    of seed 000 — the key's rules (release, late, ticks) run that much behind
+    the watermark, so an event is accepted, in order, while the watermark is
+    below its time plus the lateness. A timed monitor (window aggregates, a
+    clock period, patterns with ``within``, derived tags) emits the rows of
+    :meth:`qre.Monitor.run_timed` (:mod:`spark_udf.clocked`). The others are
+    :func:`monitor_frame`'s. See the module docstring.
     """
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, StructField, StructType
@@ -150,15 +170,24 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                          f"not {time_unit!r}")
     delay_us = None if watermark is None else duration_us(watermark, "watermark")
     ttl_us = None if ttl is None else duration_us(ttl, "ttl")
+    lateness_us = 0 if lateness is None else duration_us(lateness, "lateness")
     if ttl_us is not None and delay_us is None:
         raise ValueError("monitor_stream: ttl needs a watermark (a key is idle when the "
                          "watermark has passed its last event by ttl)")
+    if lateness_us and delay_us is None:
+        raise ValueError("monitor_stream: lateness needs a watermark (an event is accepted "
+                         "while the watermark is below its time plus the lateness)")
     plan = make_plan("monitor_stream", df, monitor, key, time, tag, value, tiebreak, engine,
-                     unknown_tags)
-    spec = _Spec(plan, Rules(delay_us is not None, ttl_us, late), monitor_fingerprint(monitor),
+                     unknown_tags, timed=True)
+    rules = _rules(monitor, df.schema[time].dataType, time_unit, delay_us is not None, ttl_us,
+                   late, lateness_us)
+    spec = _Spec(plan, rules, monitor_fingerprint(monitor),
                  tuple(df.schema[c].dataType.simpleString() for c in plan.order))
     _use_rocksdb(df.sparkSession)
     events = df.select(*dict.fromkeys([key, *plan.order]))
+    if rules.timed and delay_us is None:
+        events = events.withColumn(TIME_US, _time_us(F.col(time), df.schema[time].dataType,
+                                                     time_unit))
     if delay_us is not None:
         micros = _time_us(F.col(time), df.schema[time].dataType, time_unit)
         # Spark's watermark needs a timestamp column; the operator gets the times in µs
@@ -175,6 +204,29 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
         outputMode="Append", timeMode="EventTime" if delay_us is not None else "None")
     return nan_for_null(out, plan).observe(
         METRICS, F.count(F.lit(1)).alias("rows"), F.count_if(F.col(LATE)).alias("late"))
+
+
+def _rules(monitor: Monitor, dtype: Any, time_unit: str, watermark: bool, ttl_us: int | None,
+           late: str, lateness_us: int) -> Rules:
+    """The time rules of a stream; a timed monitor's clock and units are checked here."""
+    from pyspark.sql.types import DecimalType, FractionalType, IntegralType
+
+    if not is_timed(monitor):
+        return Rules(watermark, ttl_us, late, lateness_us)
+    kind = ("integral" if isinstance(dtype, IntegralType) else "fractional"
+            if isinstance(dtype, FractionalType | DecimalType) else "timestamp")
+    unit_us = 1 if kind == "timestamp" else TIME_UNITS[time_unit]
+    if unit_us is None:
+        raise ValueError("monitor_stream: a timed monitor needs a time unit of at least a "
+                         "microsecond (time_unit 's', 'ms' or 'us', or a timestamp column)")
+    if ttl_us is not None:
+        raise ValueError("monitor_stream: ttl is for untimed monitors (a window aggregate "
+                         "drops an idle key's state itself, once its windows are closed)")
+    clock = monitor.clock
+    if clock is not None and clock.period_ns % (unit_us * 1000):
+        raise ValueError(f"monitor_stream: the clock period ({clock.period_ns} ns) is not a "
+                         f"whole number of the time unit ({unit_us} µs)")
+    return Rules(watermark, None, late, lateness_us, clock, True, unit_us, kind)
 
 
 def monitor_stream(df: Any, monitor: Monitor, key: str, time: str, tag: str,
@@ -322,7 +374,7 @@ class _MonitorProcessor(StatefulProcessor):
         if saved is None:
             return KeyState(), None
         spec, n = self.spec, len(self.spec.plan.order)
-        fingerprint, config, last, (last_us, n_pending, timer_ms) = (
+        fingerprint, config, last, (last_us, n_pending, timer_ms, clock_us) = (
             saved[0], saved[1], saved[2:2 + n], saved[2 + n:])
         if fingerprint != spec.fingerprint:
             raise ValueError(
@@ -336,7 +388,7 @@ class _MonitorProcessor(StatefulProcessor):
         if config is None:  # nothing processed yet: only pending events
             return KeyState(pending=pending), timer_ms
         return KeyState(np.asarray(config, dtype=np.float64), tuple(last), last_us,
-                        pending), timer_ms
+                        pending, clock_us), timer_ms
 
     def _store(self, old: KeyState, new: KeyState | None, timer_ms: int | None,
                fired_ms: int | None) -> None:
@@ -362,4 +414,4 @@ class _MonitorProcessor(StatefulProcessor):
         last = new.last or (None,) * len(self.spec.plan.order)
         config = None if new.config is None else new.config.tolist()
         self.meta.update((self.spec.fingerprint, config, *last, new.last_us,
-                          0 if new.pending is None else len(new.pending), wake))
+                          0 if new.pending is None else len(new.pending), wake, new.clock_us))

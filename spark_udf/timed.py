@@ -1,10 +1,11 @@
 """Timed monitors on a Spark DataFrame: windows, clock ticks, patterns, derived tags (issue 7).
 
 Pipeline position: the last stage, for monitors that need event time — a
-clock (``aggregate``, ``period``), derived tags, ``within`` — which
-:func:`spark_udf.monitor_frame` refuses. :func:`monitor_timed` gives, per
-key, exactly the rows of :meth:`qre.Monitor.run_timed` (same order of equal
-times, same ticks, same stamps: it is the same code): the key, the stamp
+clock (``aggregate``, ``period``), ``cur.time``, a pattern's ``within`` —
+which :func:`spark_udf.monitor_frame` refuses (derived tags run in both).
+:func:`monitor_timed` gives, per key, exactly the rows of
+:meth:`qre.Monitor.run_timed` (same order of equal times, same ticks, same
+stamps: it is the same code): the key, the stamp
 under the time column's name and type, the tag (``tick`` for a tick),
 ``status`` and ``value``; a window aggregate emits one row per non-empty
 window.
@@ -18,7 +19,6 @@ smaller. Cost: one shuffle, then the numpy/Numba cost of ``run_timed``.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,12 +26,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from dt import DT
 from qre.clock import UNIT_NS, Clock
 from qre.derive import Derivation
 from qre.frames import value_columns_problem
 from qre.monitor import Monitor
 from qre.timed import needed_fields
+
+from .plan import worker_monitor
 
 __all__ = ["monitor_timed"]
 
@@ -83,7 +84,7 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
         raise ValueError(problem)
     if engine == "auto":
         monitor.prepare("codegen")
-    plan = _TimedPlan(monitor.dt.to_json(indent=None), tuple(monitor.alphabet), monitor.clock,
+    plan = _TimedPlan(source.to_json(indent=None), tuple(monitor.alphabet), monitor.clock,
                       monitor.derivation, key, time, tag, values, source.reads_scalar_cur,
                       (("time_unit", time_unit), ("dedup", dedup), ("engine", engine),
                        ("unknown_tags", unknown_tags), ("undefined", undefined)),
@@ -101,20 +102,6 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     return events.mapInArrow(run_partition, schema)
 
 
-_MONITORS: dict[str, Monitor] = {}
-
-
-def _monitor(plan: _TimedPlan) -> Monitor:
-    """The plan's monitor, rebuilt once per worker process."""
-    digest = hashlib.sha256(repr((plan.dt_json, plan.clock, plan.derivation)).encode()
-                            ).hexdigest()
-    if digest not in _MONITORS:
-        _MONITORS[digest] = Monitor.from_dt(DT.from_json(plan.dt_json), list(plan.alphabet),
-                                            optimize=False, clock=plan.clock,
-                                            derivation=plan.derivation)
-    return _MONITORS[digest]
-
-
 def _run_partition(batches: Iterator[Any], plan: _TimedPlan, schema: Any) -> Iterator[Any]:
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
@@ -124,7 +111,7 @@ def _run_partition(batches: Iterator[Any], plan: _TimedPlan, schema: Any) -> Ite
     if not frames:
         return
     events = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    m = _monitor(plan)
+    m = worker_monitor(plan)  # type: ignore[arg-type]  # reads dt_json, alphabet, clock, derivation
     options = dict(plan.options)
     options["engine"] = m.resolve_engine(options["engine"])
     if plan.scalar:

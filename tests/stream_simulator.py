@@ -25,17 +25,20 @@ FLUSH_MS = 2**52
 
 
 def simulate(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
-             delay: int | None) -> tuple[pd.DataFrame, pd.DataFrame]:
+             delay: int | None, *, states: dict[object, KeyState] | None = None
+             ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows of a stream of ``batches``, and the events that arrived behind: at or
     below the watermark in force (with a watermark), at or before the latest time
-    their key had received (without one).
+    their key had received (without one). ``states`` receives the keys' states at the
+    end.
 
     After each micro-batch it checks what Spark's user sees: every event received at
     or below the watermark (every event, without one) has been output, and no key
     keeps state once the watermark has passed its last event by ttl with nothing
     pending (so its timer fired)."""
-    plan = make_plan("test", batches[0], m, "k", "t", "tag", "v", (), "table", "error")
-    states: dict[object, KeyState] = {}
+    plan = make_plan("test", batches[0], m, "k", "t", "tag", "v", (), "table", "error",
+                     timed=rules.timed)
+    states = {} if states is None else states
     outputs, behind, watermark_ms, latest = [], [], 0, None
     seen: dict[object, float] = {}
     received = []
@@ -46,7 +49,8 @@ def simulate(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
         received.append(batch)
         for key, events in batch.groupby("k", sort=False):
             if rules.watermark:
-                behind.append(events[events[TIME_US] <= watermark_ms * 1000])
+                behind.append(events[events[TIME_US] <= watermark_ms * 1000
+                                     - rules.lateness_us])
             else:
                 behind.append(events[events["t"] <= seen.get(key, -np.inf)])
                 seen[key] = max(seen.get(key, -np.inf), events["t"].max())
@@ -55,12 +59,13 @@ def simulate(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
             wake = wake_ms(states[key], rules)
             if wake is not None and wake <= watermark_ms:
                 outputs.append(_step(plan, rules, m, states, key, None, watermark_ms))
-        _check_progress(pd.concat(received), [o["t"] for o in outputs], states, rules,
-                        watermark_ms * 1000 if rules.watermark else None)
+        if not rules.timed:  # a timed monitor's rows are not one per event
+            _check_progress(pd.concat(received), [o["t"] for o in outputs], states, rules,
+                            watermark_ms * 1000 if rules.watermark else None)
         if len(batch) and delay is not None:
             latest = max(latest or 0, int(batch[TIME_US].max()))
             watermark_ms = max(watermark_ms, (latest - delay * US) // 1000)
-    return (pd.concat([o for o in outputs if len(o)], ignore_index=True),
+    return (pd.concat([o for o in outputs if len(o)] or outputs[:1], ignore_index=True),
             pd.concat([batches[0].iloc[:0], *behind], ignore_index=True))
 
 

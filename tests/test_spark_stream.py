@@ -267,6 +267,7 @@ def test_arguments_are_checked_before_anything_runs(spark, tmp_path) -> None:  #
     stream = spark.readStream.schema(SCHEMA).parquet(str(tmp_path))
     for options, message in [
             ({"ttl": "1 minute"}, "ttl needs a watermark"),
+            ({"lateness": "1 minute"}, "lateness needs a watermark"),
             ({"watermark": "soon"}, "watermark 'soon' is not a duration"),
             ({"watermark": "-5 seconds"}, "is negative"),
             ({"time_unit": "days"}, "time_unit must be one of s, ms, us, ns"),
@@ -275,3 +276,27 @@ def test_arguments_are_checked_before_anything_runs(spark, tmp_path) -> None:  #
             monitor_stream_frame(stream, m, "k", "t", "tag", "v", **options)
     with pytest.raises(ValueError, match="give output"):
         monitor_stream(stream, m, "k", "t", "tag", "v", checkpoint=str(tmp_path / "c"))
+
+
+@pytest.mark.parametrize(("text", "delay", "lateness"), [
+    ("alphabet a, b; aggregate(sum(cur.v), 4s, 2s)", 0, None),
+    ("alphabet a, b; aggregate(matches(seq(a, b)), 3s)", 2, "2 seconds"),
+    ("alphabet a, b; matched(within(seq(a, b), 3s))", 1, None),
+])
+@settings(max_examples=1, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(arrivals(jitter=5, distinct=True, min_events=20))
+def test_timed_monitors_stream_as_the_rules_say(
+        spark, tmp_path_factory, text, delay, lateness, batches) -> None:  # type: ignore[no-untyped-def]
+    """Windows closed by watermark timers, patterns with within, allowed lateness: Spark's
+    rows (late flags included) are the simulator's (tests/test_stream_timed.py checks
+    the simulator against run_timed)."""
+    m = qre(text)
+    tmp = tmp_path_factory.mktemp("timed")
+    write_batches(tmp / "in", [*batches, SENTINEL])
+    got = run(spark, m, tmp / "in", tmp / "ckpt", tmp / "out", watermark=f"{delay} seconds",
+              lateness=lateness)
+    lateness_us = 0 if lateness is None else 2 * 10**6
+    rules = Rules(True, None, "flag", lateness_us, m.clock, True, 10**6, "integral")
+    want, _ = simulate(m, batches, rules, delay)
+    columns = [*RESULTS, LATE]
+    assert len(got) and canonical(got, columns) == canonical(want, columns)

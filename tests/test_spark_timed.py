@@ -85,6 +85,9 @@ def test_monitor_frame_refuses_timed_monitors_and_reads_timestamps(spark):
         monitor_frame(df, qre("alphabet a; aggregate(sum(cur), 1d)"), "k", "ts", "tag", "v")
     out = monitor_frame(df, qre("iter(atom(a, cur), 0, +)"), "k", "ts", "tag", "v").toPandas()
     assert out["value"].tolist() == [1.0, 3.0]
+    derived = qre("alphabet a; tag big = cur.v > 1; iter(or(atom(a, 1), atom(big, 10)), 0, +)")
+    out = monitor_frame(df, derived, "k", "ts", "tag", "v").toPandas()
+    assert out["value"].tolist() == [1.0, 11.0]  # derived tags run on Spark too
     with pytest.raises(ValueError, match=r"reads cur\.temp"):
         monitor_timed(df, qre("alphabet a; tag hot = cur.temp > 1; aggregate(count(), 1d)"),
                       "k", "ts", "tag")
