@@ -5,13 +5,14 @@ steps with ticks (:mod:`qre.clock`) → the monitor's engine → emitted rows.
 :func:`run_timed` is behind :meth:`qre.Monitor.run_timed`.
 
 Order (S&P, seed 004 §3.2): per key, by event time; equal times by tag (its
-code in the alphabet, after derivation), then by the data the query reads
-(column by column in name order, NaN last), then by input position. So the
-outputs do not depend on the order of the input rows, except between events
-that agree on all of those (and then they are indistinguishable to the
-query). ``dedup=True`` keeps one event of those equal in key, time, tag and
-every column of ``values`` (read by the query or not): "keying by all
-attributes deduplicates".
+text, as given: before derivation), then by the value columns in the order
+given (NaN last), then by input position — the rule of
+:func:`spark_udf.monitor_frame` and ``monitor_stream``. So the outputs do
+not depend on the order of the input rows, except between events that agree
+on all of those (and then they are indistinguishable to the query).
+``dedup=True`` keeps one event of those equal in key, time, tag and every
+column of ``values`` (read by the query or not): "keying by all attributes
+deduplicates".
 
 Time. ``times`` are datetimes (numpy, pandas; taken in microseconds, the
 unit Spark keeps) or numbers of ``time_unit`` (whole numbers: a fraction is
@@ -94,17 +95,19 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     clock_times, unit, is_datetime = _times(times, time_unit)
     n = len(clock_times)
     timed_values = _with_time(values, clock_times, _durations(m, unit))
-    codes, events = m._events(tags, timed_values, unknown_tags)
+    codes, events = m._events(tags, timed_values, unknown_tags, derive=False)
     if len(codes) != n:
         raise ValueError(f"times has {n} entries but there are {len(codes)} tags")
     key_ids, key_values = _keys(keys, n)
     kept = np.flatnonzero(codes >= 0)  # skipped tags are dropped
-    columns = [events.scalar] if events.scalar is not None else [
-        events.fields[f] for f in sorted(events.fields)]
-    order = kept[np.lexsort([c[kept] for c in reversed(columns)]
-                            + [codes[kept], clock_times[kept], key_ids[kept]])]
+    # Ties: the tag's text, then the value columns as given, NaN last (monitor_frame's rule).
+    text_rank = np.argsort(np.argsort(np.array(m.alphabet, dtype=object)))
+    ties = [text_rank[codes[kept]], *(c[kept] for c in _sortable(values, n))]
+    order = kept[np.lexsort([*reversed(ties), clock_times[kept], key_ids[kept]])]
     if dedup and len(order):
         order = _deduplicated(order, [key_ids, clock_times, codes, *_attributes(values, n)])
+    if m.derivation is not None:
+        codes = m.derivation.apply(codes, timed_values)
     steps = _steps(m, key_ids[order], clock_times[order], unit, watermark)
     rows = np.where(steps.event >= 0, order[np.maximum(steps.event, 0)], -1)
     is_tick = rows < 0
@@ -123,6 +126,24 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     frame["status"] = out.status[keep]
     frame["value"] = out.value[keep]
     return pd.DataFrame(frame)
+
+
+def _sortable(values: Any, n: int) -> list[np.ndarray]:
+    """The value columns as given, each as an array that sorts as the column (numbers as
+    they are, NaN last; anything else by its sorted factor codes, missing last)."""
+    if values is None:
+        return []
+    columns = ([values[c] for c in values] if isinstance(values, Mapping | pd.DataFrame)
+               else [values])
+    out = []
+    for column in columns:
+        array = np.asarray(column) if hasattr(column, "__len__") else np.full(n, column)
+        if array.dtype.kind in "biuf":
+            out.append(array.astype(np.float64, copy=False))
+        else:
+            codes, uniques = pd.factorize(pd.Series(array, dtype=object), sort=True)
+            out.append(np.where(codes < 0, len(uniques), codes))
+    return out
 
 
 def _attributes(values: Any, n: int) -> list[np.ndarray]:

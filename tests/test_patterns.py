@@ -66,8 +66,8 @@ def timed_word(draw, max_len: int = 7):  # type: ignore[no-untyped-def]
 
 
 def time_ordered(tags: list[str], times: list[int]) -> tuple[list[str], list[int]]:
-    """The order of run_timed: time, then tag (alphabet position), then input row."""
-    order = sorted(range(len(tags)), key=lambda k: (times[k], ALPHABET.index(tags[k]), k))
+    """The order of run_timed: time, then tag text, then input row."""
+    order = sorted(range(len(tags)), key=lambda k: (times[k], tags[k], k))
     return [tags[k] for k in order], [times[k] for k in order]
 
 
@@ -102,6 +102,12 @@ def test_window_counts_each_match_in_the_instance_where_it_starts(p, word, slide
     # T-CER: each match shorter than size - slide + δ is counted exactly once.
     short = sum(1 for f, last in found if times[last] - times[f] <= size - slide)
     assert short <= sum(v for _, v in want) <= len(found)
+
+
+def test_equal_times_are_ordered_by_tag_text_not_alphabet_position():
+    m = qre("alphabet login, fail; matched(seq(fail, login))")
+    got = m.run_timed([5, 5], ["login", "fail"])
+    assert got["tag"].tolist() == ["fail", "login"] and got["value"].tolist() == [0.0, 1.0]
 
 
 def test_not_is_absence_between_two_events():

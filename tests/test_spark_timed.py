@@ -50,8 +50,7 @@ def test_patterns_on_spark_equal_enumeration(spark, p, rows):
     got = monitor_timed(spark.createDataFrame(frame, "k string, t long, tag string"), m,
                         "k", "t", "tag", engine="table").toPandas()
     for key, part in frame.groupby("k"):
-        order = sorted(range(len(part)), key=lambda i: (part["t"].iloc[i],
-                                                        "abc".index(part["tag"].iloc[i])))
+        order = sorted(range(len(part)), key=lambda i: (part["t"].iloc[i], part["tag"].iloc[i]))
         tags = [part["tag"].iloc[i] for i in order]
         times = [int(part["t"].iloc[i]) for i in order]
         mine = got[got["k"] == key]

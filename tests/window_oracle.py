@@ -48,9 +48,9 @@ FUNCTIONS: dict[str, Callable[[Sequence[float]], float]] = {
 
 
 def ordered(events: Sequence[Event], alphabet: Sequence[str]) -> list[Event]:
-    """Event-time order; ties by tag position in the alphabet, then value (NaN last),
-    then input row."""
-    return sorted(events, key=lambda e: (e[0], alphabet.index(e[1]),
+    """Event-time order; ties by tag text, then value (NaN last), then input row (the
+    alphabet only says which tags exist)."""
+    return sorted(events, key=lambda e: (e[0], e[1],
                                          (1, 0.0) if math.isnan(e[2]) else (0, e[2]), e[3]))
 
 
