@@ -494,13 +494,21 @@ def tag_codes(tags: Any, alphabet: Sequence[str], *, skip_unknown: bool = False)
     if isinstance(tags, str | bytes):
         raise TypeError("tags is a sequence of tags, not a single string")
     if isinstance(tags, pd.Series | pd.Index):
-        tags = tags.array
+        tags = tags.to_numpy() if tags.dtype == object else tags.array
     if isinstance(tags, pd.Categorical):
         return _categorical_codes(tags, alphabet, skip_unknown)
     if isinstance(tags, np.ndarray) and tags.dtype.kind in "iu":
         return _checked_codes(tags, len(alphabet))
     if isinstance(tags, np.ndarray) and tags.ndim != 1:
         raise ValueError(f"tags must be one-dimensional, got shape {tags.shape}")
+    if isinstance(tags, np.ndarray) and tags.dtype.kind in "OU":
+        try:  # hashing in C: a Python loop over the rows costs twice as much
+            rows, distinct = pd.factorize(tags, use_na_sentinel=False)
+        except TypeError:  # unhashable entries: certainly not tags; the loop below says so
+            pass
+        else:
+            codes = _codes_through(distinct, rows, alphabet)
+            return _resolve_unknown(codes, lambda k: tags[k], skip_unknown, alphabet)
     items = list(tags)
     if _hashable(items):
         codes = pd.Categorical(items, categories=list(alphabet)).codes.astype(np.int64)
@@ -531,11 +539,18 @@ def _checked_codes(codes: np.ndarray, n_tags: int) -> np.ndarray:
 
 def _categorical_codes(tags: pd.Categorical, alphabet: Sequence[str],
                        skip_unknown: bool) -> np.ndarray:
-    index = {tag: k for k, tag in enumerate(alphabet)}
-    # Map categories (not rows) to alphabet codes: O(categories + rows).
-    lookup = np.array([index.get(c, -1) for c in tags.categories] + [-1], dtype=np.int64)
-    codes = lookup[tags.codes.astype(np.int64)]  # a missing row has code -1: the last entry
+    codes = _codes_through(tags.categories, tags.codes, alphabet)
     return _resolve_unknown(codes, lambda k: tags[k], skip_unknown, alphabet)
+
+
+def _codes_through(distinct: Sequence[Any], rows: np.ndarray,
+                   alphabet: Sequence[str]) -> np.ndarray:
+    """Alphabet codes of ``distinct[rows]`` (−1: not a tag, or ``rows`` is −1), mapping
+    the distinct values, not the rows, through the alphabet: O(distinct + rows)."""
+    index = {tag: k for k, tag in enumerate(alphabet)}
+    lookup = np.array([index.get(d, -1) if isinstance(d, str) else -1 for d in distinct]
+                      + [-1], dtype=np.int64)
+    return lookup[rows.astype(np.int64)]  # row code −1 reads the last entry
 
 
 def _resolve_unknown(codes: np.ndarray, tag_at: Any, skip_unknown: bool,

@@ -103,7 +103,7 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     # Ties: the tag's text, then the value columns as given, NaN last (monitor_frame's rule).
     text_rank = np.argsort(np.argsort(np.array(m.alphabet, dtype=object)))
     ties = [text_rank[codes[kept]], *(c[kept] for c in _sortable(values, n))]
-    order = kept[np.lexsort([*reversed(ties), clock_times[kept], key_ids[kept]])]
+    order = kept[event_order(key_ids[kept], clock_times[kept], ties)]
     if dedup and len(order):
         order = _deduplicated(order, [key_ids, clock_times, codes, *_attributes(values, n)])
     if m.derivation is not None:
@@ -126,6 +126,41 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     frame["status"] = out.status[keep]
     frame["value"] = out.value[keep]
     return pd.DataFrame(frame)
+
+
+def event_order(key: np.ndarray, time: np.ndarray, ties: list[np.ndarray]) -> np.ndarray:
+    """The permutation sorting by ``key``, then ``time``, then each of ``ties`` in turn,
+    then position: ``np.lexsort([*reversed(ties), time, key])``, faster.
+
+    Sorts one int64 (key·span + time) when it fits, then only the runs of equal key
+    and time by the ties (a full lexsort of four columns costs four stable sorts).
+
+    >>> event_order(np.array([1, 0, 1, 1]), np.array([5, 9, 5, 2]), [np.array([3, 0, 1, 0])])
+    array([1, 3, 2, 0])
+    """
+    n = len(key)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    low, span = int(time.min()), int(time.max()) - int(time.min()) + 1
+    run_start = np.ones(n, dtype=bool)  # a new (key, time) starts at this sorted position
+    if (int(key.max()) + 1) * span < 2**63:
+        flat = key * span + (time - low)
+        order = np.argsort(flat, kind="stable")
+        flat = flat[order]
+        run_start[1:] = flat[1:] != flat[:-1]
+    else:
+        order = np.lexsort([time, key])
+        k, t = key[order], time[order]
+        run_start[1:] = (k[1:] != k[:-1]) | (t[1:] != t[:-1])
+    tied = ~run_start
+    tied[:-1] |= ~run_start[1:]
+    if not ties or not tied.any():
+        return order
+    at = np.flatnonzero(tied)
+    rows = order[at]  # in input order within each run: the sort is stable
+    run = np.cumsum(run_start)[at]
+    order[at] = rows[np.lexsort([*(c[rows] for c in reversed(ties)), run])]
+    return order
 
 
 def _sortable(values: Any, n: int) -> list[np.ndarray]:
@@ -215,8 +250,12 @@ def _times(times: Any, time_unit: str) -> tuple[np.ndarray, str, bool]:
 def _keys(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     if keys is None:
         return np.zeros(n, dtype=np.int64), np.array([None] * min(n, 1), dtype=object)
-    ids, uniques = pd.factorize(pd.Series(list(keys) if not hasattr(keys, "__len__")
-                                          else keys, dtype=object), use_na_sentinel=False)
+    if not hasattr(keys, "__len__"):
+        keys = list(keys)
+    integers = isinstance(keys, np.ndarray | pd.Series) and keys.dtype.kind in "iu"
+    # Integers factorize as they are (as objects they would hash as Python ints, 5x slower).
+    ids, uniques = pd.factorize(keys if integers else pd.Series(keys, dtype=object),
+                                use_na_sentinel=False)
     if len(ids) != n:
         raise ValueError(f"keys has {len(ids)} entries but there are {n} times")
     return ids.astype(np.int64), np.asarray(uniques, dtype=object)

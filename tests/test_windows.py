@@ -18,6 +18,7 @@ from qre import qre
 from qre.clock import Clock, clock_steps
 from qre.errors import QreSyntaxError, QreTypeError
 from qre.monitor import Monitor
+from qre.timed import event_order
 from tests import window_oracle as oracle
 
 ALPHABET = ("a", "b")
@@ -145,6 +146,17 @@ def test_dedup_keeps_one_of_equal_events():
     assert m.run_timed(t, tags, x)["value"].tolist() == [3]
     assert m.run_timed(t, tags, x, dedup=True)["value"].tolist() == [2]
     assert math.isnan(m2.run_timed(t, tags, x, dedup=True)["value"][0])
+
+
+@given(st.integers(0, 30).flatmap(lambda n: st.tuples(*(
+    st.lists(elements, min_size=n, max_size=n) for elements in (
+        st.integers(0, 3), st.one_of(st.integers(-3, 3), st.sampled_from([-2**62, 2**62])),
+        st.integers(0, 2), st.sampled_from([0.5, -1.0, np.nan]))))))
+def test_event_order_is_lexsort(columns):
+    key, time, *ties = (np.array(c) for c in columns)
+    for kept_ties in (ties, ties[:1], []):
+        want = np.lexsort([*reversed(kept_ties), time, key])
+        assert event_order(key, time, kept_ties).tolist() == want.tolist()
 
 
 @given(st.lists(st.integers(-30, 30), max_size=12).map(sorted), st.integers(1, 7),
