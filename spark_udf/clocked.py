@@ -16,12 +16,27 @@ window aggregate's horizon of idle ticks its state is silent and is dropped
 (:func:`silent`): a later event starts the key afresh, which gives the same
 outputs (:mod:`dt.windows` proves the horizon).
 
+Allowed lateness L (seed 000 §2.3; :func:`with_updates`). The rules settle
+the key at the watermark minus L (:mod:`spark_udf.keyed`): an event is
+accepted, and processed in order, while the watermark is below its time plus
+L. The clock's outputs (a window's result) do not wait for that: once the
+watermark passes a window's end its result is emitted from the settled state
+plus the accepted events up to the watermark (on time), and emitted again in
+each later step where a late event changes it (an update: a row with the same
+key and stamp; status 0 if the result went back to ⊥), until the watermark
+passes its end plus L and the settled result is final. The last row of a
+(key, stamp) is the result; a result is never emitted twice unchanged
+(``KeyState.sent`` remembers the unsettled ones). Event rows (patterns) are
+emitted once, when settled.
+
 Event times are kept in microseconds (Spark's unit); ``cur.time`` and the
 stamps are in the time column's unit (microseconds for a timestamp column).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -38,16 +53,21 @@ from .plan import Plan, event_data, plain, text
 if TYPE_CHECKING:
     from .keyed import KeyState, Rules
 
-__all__ = ["next_tick_us", "run", "silent"]
+__all__ = ["TICK_US", "next_tick_us", "next_update_us", "run", "silent", "updates",
+           "with_updates"]
 
 _TIME_US = "__qre_time_us"  # keyed.TIME_US (not imported: keyed imports this module)
 
+TICK_US = "__qre_tick_us"
+"""Rows of :func:`run` with ``boundaries``: a tick's boundary in µs, −1 for an event's row."""
+
 
 def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
-        events: pd.DataFrame | None, state: KeyState, watermark_us: int | None
-        ) -> tuple[np.ndarray | None, int | None, pd.DataFrame]:
+        events: pd.DataFrame | None, state: KeyState, watermark_us: int | None,
+        boundaries: bool = False) -> tuple[np.ndarray | None, int | None, pd.DataFrame]:
     """Feed the released ``events`` (None on a timer) with the clock's ticks up to the
-    watermark: the key's configuration and clock afterwards, and the emitted rows."""
+    watermark: the key's configuration and clock afterwards, and the emitted rows
+    (with ``boundaries``, also the column :data:`TICK_US`)."""
     if events is not None:
         codes = tag_codes(events[plan.tag].to_numpy(dtype=object), m.alphabet,
                           skip_unknown=plan.unknown_tags == "skip")
@@ -58,7 +78,8 @@ def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
     event, step_us = _steps(rules, state.clock_us, times, watermark_us)
     if len(event) == 0:
         return state.config, state.clock_us, _rows(plan, rules, key, event, step_us, None,
-                                                   np.zeros(0, np.uint8), np.zeros(0))
+                                                   np.zeros(0, np.uint8), np.zeros(0),
+                                                   boundaries)
     data = _event_record(plan, rules, events, times)
     if events is not None and m.derivation is not None:
         codes = m.derivation.apply(codes, data)
@@ -74,7 +95,7 @@ def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
         raise ValueError(f"monitor_stream, key {plain(key)!r} "
                          f"(this micro-batch's events in time order): {e}") from None
     return session.state, int(step_us[-1]), _rows(plan, rules, key, event, step_us, events,
-                                                  out.status, out.value)
+                                                  out.status, out.value, boundaries)
 
 
 def next_tick_us(state: KeyState, rules: Rules) -> int | None:
@@ -89,11 +110,111 @@ def next_tick_us(state: KeyState, rules: Rules) -> int | None:
     return (state.clock_us // period + 1) * period
 
 
+def updates(rules: Rules) -> bool:
+    """True if the key's window results are emitted on time and updated (module
+    docstring): a clock, a watermark and an allowed lateness."""
+    return rules.clock is not None and rules.watermark and rules.lateness_us > 0
+
+
+def with_updates(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
+                 settled: KeyState, rows: pd.DataFrame | None, watermark_us: int
+                 ) -> tuple[KeyState, pd.DataFrame | None]:
+    """The rows to emit and the key's state, given the ``settled`` state and its new
+    ``rows`` (from :func:`run` with ``boundaries``; None if it did not run) and Spark's
+    watermark (not lessened by the lateness): settled results unless already sent as
+    they are, then the results of the windows ended by the watermark, if new or
+    changed."""
+    sent = {b: (s, v) for b, s, v in settled.sent}
+    done = settled.clock_us if settled.clock_us is not None else -2**63
+    final = _changes(plan, rules, key, rows, sent, lambda b: b <= done)
+    sent = {b: sv for b, sv in sent.items() if b > done}
+    early = _changes(plan, rules, key, _ahead(plan, rules, m, engine, key, settled,
+                                              watermark_us), sent, lambda b: b > done)
+    out = [r for r in (final, early) if r is not None and len(r)]
+    emitted = None if not out else (out[0] if len(out) == 1 else pd.concat(out,
+                                                                        ignore_index=True))
+    state = replace(settled, sent=tuple((b, s, v) for b, (s, v) in sorted(sent.items())),
+                    ahead_us=watermark_us)
+    return state, None if emitted is None else emitted.drop(columns=TICK_US)
+
+
+def _ahead(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, settled: KeyState,
+           watermark_us: int) -> pd.DataFrame | None:
+    """The tick rows of a run from the settled state over the accepted events up to the
+    watermark, with ticks up to it (nothing is kept of that run but its rows)."""
+    ready = None
+    if settled.pending is not None:
+        n = int(np.searchsorted(settled.pending[_TIME_US].to_numpy(), watermark_us, "right"))
+        ready = settled.pending.iloc[:n] if n else None
+    if ready is None and settled.clock_us is None:
+        return None
+    _, _, rows = run(plan, rules, m, engine, key, ready, settled, watermark_us, boundaries=True)
+    return rows[rows[TICK_US].to_numpy() >= 0]
+
+
+def _changes(plan: Plan, rules: Rules, key: Any, rows: pd.DataFrame | None,
+             sent: dict[int, tuple[int, float]], covers: Callable[[int], bool]
+             ) -> pd.DataFrame | None:
+    """``rows`` (with :data:`TICK_US`) without the tick rows already sent as they are,
+    plus a status-0 row for each boundary that ``covers`` says this run decides, that
+    was sent defined and has no row now; ``sent`` is updated to what was emitted."""
+    (status_name, value_name), = plan.result_pairs
+    keep = np.ones(0 if rows is None else len(rows), dtype=bool)
+    seen = set()
+    if rows is not None:
+        for i, (b, s, v) in enumerate(zip(rows[TICK_US].tolist(), rows[status_name].tolist(),
+                                          rows[value_name].tolist(), strict=True)):
+            if b < 0:
+                continue
+            seen.add(b)
+            if b in sent and _same(sent[b], (s, v)):
+                keep[i] = False
+            sent[b] = (s, v)
+    gone = [b for b in sorted(sent) if covers(b) and b not in seen]
+    for b in gone:
+        del sent[b]
+    if not gone:
+        return rows if rows is None or keep.all() else rows[keep]
+    stamps = np.array(gone, dtype=np.int64)
+    cleared = pd.DataFrame({plan.key: [plain(key)] * len(gone),
+                            plan.time: _stamps(rules, stamps - rules.unit_us),
+                            plan.tag: [TICK] * len(gone),
+                            status_name: np.zeros(len(gone), dtype=np.int8),
+                            value_name: np.full(len(gone), np.nan),
+                            "late": np.zeros(len(gone), dtype=bool), TICK_US: stamps})
+    return cleared if rows is None else pd.concat([rows[keep], cleared], ignore_index=True)
+
+
+def _same(a: tuple[int, float], b: tuple[int, float]) -> bool:
+    """Equal results: status and value, NaN equal to NaN."""
+    return a[0] == b[0] and (a[1] == b[1] or (np.isnan(a[1]) and np.isnan(b[1])))
+
+
+def next_update_us(state: KeyState, rules: Rules) -> int | None:
+    """The watermark at which a window can next end with a result to emit on time
+    (:func:`with_updates`), or None."""
+    if not updates(rules) or state.ahead_us is None:
+        return None
+    assert rules.clock is not None
+    period = rules.clock.period_ns // 1000
+    start = state.ahead_us if state.clock_us is None else max(state.ahead_us, state.clock_us)
+    boundary = (start // period + 1) * period
+    pending = (np.zeros(0, dtype=np.int64) if state.pending is None
+               else state.pending[_TIME_US].to_numpy(dtype=np.int64))
+    before = [*pending[pending < boundary].tolist(),
+              *([] if state.last_us is None else [state.last_us])]
+    horizon = rules.clock.horizon
+    if before and (horizon is None or boundary // period - max(before) // period <= horizon):
+        return boundary
+    after = pending[pending >= boundary]  # the tick after the next event
+    return None if not len(after) else (int(after.min()) // period + 1) * period
+
+
 def silent(state: KeyState, rules: Rules) -> bool:
     """True if the key's state can go: nothing pending, and as many idle ticks as the
     clock's horizon since its last event (later ticks change nothing a step reads)."""
     if (rules.clock is None or rules.clock.horizon is None or state.pending is not None
-            or state.clock_us is None or state.last_us is None):
+            or state.clock_us is None or state.last_us is None or state.sent):
         return False
     return _ticks_since(state, rules.clock.period_ns // 1000) >= rules.clock.horizon
 
@@ -158,24 +279,32 @@ def _step_data(m: Monitor, rules: Rules, data: Any, take: np.ndarray, tick: np.n
 
 
 def _rows(plan: Plan, rules: Rules, key: Any, event: np.ndarray, step_us: np.ndarray,
-          events: pd.DataFrame | None, status: np.ndarray, value: np.ndarray) -> pd.DataFrame:
+          events: pd.DataFrame | None, status: np.ndarray, value: np.ndarray,
+          boundaries: bool = False) -> pd.DataFrame:
     """The emitted rows (output not ⊥): events stamped with their time, ticks with their
-    boundary minus one unit, in the time column's type."""
+    boundary minus one unit, in the time column's type; with ``boundaries`` also
+    :data:`TICK_US`."""
     keep = status != 0
     event, step_us = event[keep], step_us[keep]
     tick = event < 0
-    stamp_us = np.where(tick, step_us - rules.unit_us, step_us)
-    if rules.time_kind == "timestamp":
-        times: Any = pd.to_datetime(stamp_us, unit="us").to_numpy()
-    else:
-        times = stamp_us // rules.unit_us
-        if rules.time_kind == "fractional":
-            times = times.astype(np.float64)
     tags = np.full(len(event), TICK, dtype=object)
     if events is not None:
         original = events[plan.tag].to_numpy(dtype=object)
         tags[~tick] = [text(t) for t in original[event[~tick]]]
     (status_name, value_name), = plan.result_pairs
-    return pd.DataFrame({plan.key: [plain(key)] * len(event), plan.time: times, plan.tag: tags,
-                         status_name: status[keep].astype(np.int8), value_name: value[keep],
-                         "late": np.zeros(len(event), dtype=bool)})
+    rows = pd.DataFrame({plan.key: [plain(key)] * len(event),
+                         plan.time: _stamps(rules, np.where(tick, step_us - rules.unit_us,
+                                                            step_us)),
+                         plan.tag: tags, status_name: status[keep].astype(np.int8),
+                         value_name: value[keep], "late": np.zeros(len(event), dtype=bool)})
+    if boundaries:
+        rows[TICK_US] = np.where(tick, step_us, -1)
+    return rows
+
+
+def _stamps(rules: Rules, stamp_us: np.ndarray) -> Any:
+    """Stamps in µs as values of the time column's type."""
+    if rules.time_kind == "timestamp":
+        return pd.to_datetime(stamp_us, unit="us").to_numpy()
+    times = stamp_us // rules.unit_us
+    return times.astype(np.float64) if rules.time_kind == "fractional" else times

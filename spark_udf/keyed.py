@@ -38,7 +38,8 @@ The rules, per key:
   nothing (its key only had late events) is not kept.
 
 * **Allowed lateness** (``Rules.lateness_us``): all of the above runs at the
-  watermark minus the lateness.
+  watermark minus the lateness; a clock's window results are emitted on time
+  and updated (:func:`spark_udf.clocked.with_updates`).
 * **Timed monitors** (``Rules.timed``): :mod:`spark_udf.clocked` feeds the
   released events with the clock's ticks and emits the rows of
   ``Monitor.run_timed``; the key's timer also wakes it at its clock's next
@@ -114,6 +115,11 @@ class KeyState:
     :data:`TIME_US`."""
     clock_us: int | None = None
     """A timed monitor's clock: the time of its last event or of its last tick since."""
+    sent: tuple[tuple[int, int, float], ...] = ()
+    """With allowed lateness, the window results emitted before they settled: (boundary
+    in µs, status, value) (:func:`spark_udf.clocked.with_updates`)."""
+    ahead_us: int | None = None
+    """With allowed lateness, the watermark up to which window results were emitted."""
 
 
 def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: KeyState,
@@ -127,21 +133,27 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
     """
     if events is not None and events[plan.time].isna().any():
         raise null_time_error("monitor_stream", plan, key)
-    watermark_us = rules.effective(watermark_us)
+    spark_watermark_us, watermark_us = watermark_us, rules.effective(watermark_us)
     late, on_time, waiting = _sort_out(plan, rules, state, events, watermark_us)
     outputs = [] if late is None else [_late_rows(plan, rules, key, late, state, watermark_us)]
     config, last, last_us, clock_us = state.config, state.last, state.last_us, state.clock_us
     if on_time is not None:
         last = _order_values(on_time, plan, len(on_time) - 1)
         last_us = int(on_time[TIME_US].iloc[-1]) if rules.watermark or rules.timed else None
+    updates = clocked.updates(rules)
+    settled_rows = None
     if rules.timed and (on_time is not None or state.clock_us is not None):
-        config, clock_us, rows = clocked.run(plan, rules, m, engine, key, on_time, state,
-                                             watermark_us)
-        outputs.append(rows)
+        config, clock_us, settled_rows = clocked.run(plan, rules, m, engine, key, on_time,
+                                                     state, watermark_us, boundaries=updates)
     elif on_time is not None:
-        config, rows = _run(plan, rules, m, engine, key, on_time, state)
-        outputs.append(rows)
-    nxt = KeyState(config, last, last_us, pending=waiting, clock_us=clock_us)
+        config, settled_rows = _run(plan, rules, m, engine, key, on_time, state)
+    nxt = KeyState(config, last, last_us, waiting, clock_us, state.sent, state.ahead_us)
+    if updates:
+        assert spark_watermark_us is not None  # updates need a watermark
+        nxt, settled_rows = clocked.with_updates(plan, rules, m, engine, key, nxt,
+                                                 settled_rows, spark_watermark_us)
+    if settled_rows is not None:
+        outputs.append(settled_rows)
     rows = outputs[0] if len(outputs) == 1 else (
         pd.concat(outputs, ignore_index=True) if outputs else _no_rows(plan))
     if clocked.silent(nxt, rules):
@@ -157,8 +169,10 @@ def wake_ms(state: KeyState, rules: Rules) -> int | None:
     tick = clocked.next_tick_us(state, rules)
     if tick is not None:
         due.append(tick)
-    if due:
-        return -(-(min(due) + rules.lateness_us) // 1000)  # ceil
+    update = clocked.next_update_us(state, rules)  # on Spark's watermark, not lessened
+    if due or update is not None:
+        return -(-min([*(d + rules.lateness_us for d in due),  # ceil
+                       *([] if update is None else [update])]) // 1000)
     if rules.ttl_us is not None and state.last_us is not None:
         # watermark·1000 − lateness > last + ttl
         return (state.last_us + rules.ttl_us + rules.lateness_us) // 1000 + 1

@@ -33,11 +33,12 @@ row per event: a key's clock ticks between its events and, with a watermark,
 whenever the watermark passes a boundary after its last event (the key's
 timer), so idle keys close their windows; a window monitor's key state is
 dropped once all its windows are closed. ``lateness`` (with a watermark)
-runs the rules that much behind the watermark: an event is accepted, and
-processed in order, while the watermark is below its time plus the
-lateness; the windows it falls in are emitted once the watermark passes
-their end plus the lateness (seed 000's allowed lateness, without
-re-emission). The per-key work is :mod:`spark_udf.clocked`.
+is seed 000's allowed lateness: the rules run that much behind the
+watermark, so an event is accepted, and processed in order, while the
+watermark is below its time plus the lateness; a window's result is emitted
+when the watermark passes its end, and emitted again (same key and stamp)
+whenever an accepted late event changes it. The per-key work is
+:mod:`spark_udf.clocked`.
 
 Exactly once. Spark checkpoints the state and the source offsets with each
 micro-batch, and the file sink commits a batch's files atomically, so a
@@ -118,10 +119,12 @@ class _Spec:
     def meta_schema(self) -> str:
         """The value state: the monitor's fingerprint and configuration, the last
         processed event (order columns o0, o1, … and its time in µs), the number of
-        pending events and the key's timer."""
+        pending events, the key's timer, and a timed monitor's clock and unsettled
+        window results (``KeyState.clock_us``, ``ahead_us``, ``sent``)."""
         order = ", ".join(f"o{i} {t}" for i, t in enumerate(self.order_types))
         return (f"fingerprint string, config array<double>, {order}, last_us long, "
-                f"pending int, timer_ms long, clock_us long")
+                f"pending int, timer_ms long, clock_us long, ahead_us long, "
+                f"sent_us array<long>, sent_status array<int>, sent_value array<double>")
 
     @property
     def pending_schema(self) -> str:
@@ -151,9 +154,11 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     ``ns``). ``lateness`` (a duration; needs a watermark): the allowed lateness
     of seed 000 — the key's rules (release, late, ticks) run that much behind
     the watermark, so an event is accepted, in order, while the watermark is
-    below its time plus the lateness. A timed monitor (window aggregates, a
-    clock period, patterns with ``within``, derived tags) emits the rows of
-    :meth:`qre.Monitor.run_timed` (:mod:`spark_udf.clocked`). The others are
+    below its time plus the lateness, and window results are emitted on time
+    and updated (the last row of a key and stamp is the result). A timed
+    monitor (window aggregates, a clock period, patterns with ``within``,
+    derived tags) emits the rows of :meth:`qre.Monitor.run_timed`
+    (:mod:`spark_udf.clocked`). The others are
     :func:`monitor_frame`'s. See the module docstring.
     """
     from pyspark.sql import functions as F
@@ -374,7 +379,8 @@ class _MonitorProcessor(StatefulProcessor):
         if saved is None:
             return KeyState(), None
         spec, n = self.spec, len(self.spec.plan.order)
-        fingerprint, config, last, (last_us, n_pending, timer_ms, clock_us) = (
+        fingerprint, config, last, (last_us, n_pending, timer_ms, clock_us, ahead_us,
+                                    sent_us, sent_status, sent_value) = (
             saved[0], saved[1], saved[2:2 + n], saved[2 + n:])
         if fingerprint != spec.fingerprint:
             raise ValueError(
@@ -385,10 +391,11 @@ class _MonitorProcessor(StatefulProcessor):
         if n_pending:
             pending = pd.DataFrame([tuple(r) for r in self.pending.get()],
                                    columns=[*spec.plan.order, TIME_US])
+        sent = tuple(zip(sent_us or (), sent_status or (), sent_value or (), strict=True))
         if config is None:  # nothing processed yet: only pending events
-            return KeyState(pending=pending), timer_ms
+            return KeyState(pending=pending, sent=sent, ahead_us=ahead_us), timer_ms
         return KeyState(np.asarray(config, dtype=np.float64), tuple(last), last_us,
-                        pending, clock_us), timer_ms
+                        pending, clock_us, sent, ahead_us), timer_ms
 
     def _store(self, old: KeyState, new: KeyState | None, timer_ms: int | None,
                fired_ms: int | None) -> None:
@@ -413,5 +420,7 @@ class _MonitorProcessor(StatefulProcessor):
             self.pending.clear()
         last = new.last or (None,) * len(self.spec.plan.order)
         config = None if new.config is None else new.config.tolist()
+        sent = [list(column) for column in zip(*new.sent, strict=True)] or [[], [], []]
         self.meta.update((self.spec.fingerprint, config, *last, new.last_us,
-                          0 if new.pending is None else len(new.pending), wake, new.clock_us))
+                          0 if new.pending is None else len(new.pending), wake, new.clock_us,
+                          new.ahead_us, *sent))

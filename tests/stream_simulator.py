@@ -25,12 +25,13 @@ FLUSH_MS = 2**52
 
 
 def simulate(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
-             delay: int | None, *, states: dict[object, KeyState] | None = None
-             ) -> tuple[pd.DataFrame, pd.DataFrame]:
+             delay: int | None, *, states: dict[object, KeyState] | None = None,
+             marks: list[tuple[int, int]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The rows of a stream of ``batches``, and the events that arrived behind: at or
     below the watermark in force (with a watermark), at or before the latest time
     their key had received (without one). ``states`` receives the keys' states at the
-    end.
+    end; ``marks`` one (number of rows output so far, watermark in ms) per micro-batch,
+    the flush included.
 
     After each micro-batch it checks what Spark's user sees: every event received at
     or below the watermark (every event, without one) has been output, and no key
@@ -59,6 +60,8 @@ def simulate(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
             wake = wake_ms(states[key], rules)
             if wake is not None and wake <= watermark_ms:
                 outputs.append(_step(plan, rules, m, states, key, None, watermark_ms))
+        if marks is not None:
+            marks.append((sum(len(o) for o in outputs), watermark_ms))
         if not rules.timed:  # a timed monitor's rows are not one per event
             _check_progress(pd.concat(received), [o["t"] for o in outputs], states, rules,
                             watermark_ms * 1000 if rules.watermark else None)

@@ -323,3 +323,20 @@ def test_a_window_over_a_timestamp_column_stamps_a_microsecond_early(spark, tmp_
     want = m.run_timed(frame["ts"], frame["tag"], {"v": frame["v"]}, keys=frame["k"])
     assert got["ts"].astype(str).tolist() == want["time"].astype(str).tolist()[:3]
     assert got["value"].tolist() == want["value"].tolist()[:3] == [3.0, 4.0, 8.0]
+
+
+def test_a_late_event_updates_a_window_already_emitted(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Allowed lateness on Spark (seed 000): key 1's window [0, 2) is emitted once the
+    watermark passes 2 s (its timer fires in the second micro-batch, whose only event is
+    another key's), emitted again when an event 3 s late but within the lateness changes
+    it, and not a third time when it settles; [2, 4) only when the stream is flushed."""
+    m = qre("alphabet a; aggregate(sum(cur.v), 2s)")
+    batches = [pd.DataFrame({"k": [1, 1], "t": [1, 3], "tag": ["a", "a"], "v": [1.0, 2.0]}),
+               pd.DataFrame({"k": [2], "t": [3], "tag": ["a"], "v": [0.0]}),
+               pd.DataFrame({"k": [1], "t": [0], "tag": ["a"], "v": [4.0]}), SENTINEL]
+    write_batches(tmp_path / "in", batches)
+    got = run(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out",
+              watermark="0 seconds", lateness="5 seconds")
+    got = got[got["k"] == 1]
+    rows = list(zip(got["t"], got["value"], got[LATE], strict=True))
+    assert sorted(rows) == [(1, 1.0, False), (1, 5.0, False), (3, 2.0, False)]
