@@ -18,8 +18,12 @@ outputs (:mod:`dt.windows` proves the horizon).
 
 Allowed lateness L (seed 000 §2.3; :func:`with_updates`). The rules settle
 the key at the watermark minus L (:mod:`spark_udf.keyed`): an event is
-accepted, and processed in order, while the watermark is below its time plus
-L. The clock's outputs (a window's result) do not wait for that: once the
+accepted, and processed in order, until a window it falls in has closed for
+good (the watermark minus L has passed the end of the clock period holding
+the event: ``Rules.release_us``). For tumbling windows that is seed 000's
+rule; an event some of whose sliding windows are still open is flagged late
+(seed 000 would add it to those: one DT state cannot add an event to only
+some of its open instances). The clock's outputs (a window's result) do not wait for that: once the
 watermark passes a window's end its result is emitted from the settled state
 plus the accepted events up to the watermark (on time), and emitted again in
 each later step where a late event changes it (an update: a row with the same

@@ -99,6 +99,24 @@ class Rules:
         """The watermark the rules apply: Spark's, minus the allowed lateness."""
         return None if watermark_us is None else watermark_us - self.lateness_us
 
+    def release_us(self, watermark_us: int | None) -> int | None:
+        """Events at or below this time are released (late, if they arrive now), given
+        Spark's watermark: the effective watermark; with a clock, the last µs before the
+        clock's latest boundary at or below it — an event is late only once a window
+        it falls in has closed for good (seed 000 §2.3: purged at its end plus L)."""
+        effective = self.effective(watermark_us)
+        if effective is None or self.clock is None:
+            return effective
+        period = self.clock.period_ns // 1000
+        return effective // period * period - 1
+
+    def due_us(self, time_us: int) -> int:
+        """The effective watermark at which an event at ``time_us`` is released."""
+        if self.clock is None:
+            return time_us
+        period = self.clock.period_ns // 1000
+        return (time_us // period + 1) * period
+
 
 @dataclass(frozen=True)
 class KeyState:
@@ -134,8 +152,9 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
     if events is not None and events[plan.time].isna().any():
         raise null_time_error("monitor_stream", plan, key)
     spark_watermark_us, watermark_us = watermark_us, rules.effective(watermark_us)
-    late, on_time, waiting = _sort_out(plan, rules, state, events, watermark_us)
-    outputs = [] if late is None else [_late_rows(plan, rules, key, late, state, watermark_us)]
+    release_us = rules.release_us(spark_watermark_us)
+    late, on_time, waiting = _sort_out(plan, rules, state, events, release_us)
+    outputs = [] if late is None else [_late_rows(plan, rules, key, late, state, release_us)]
     config, last, last_us, clock_us = state.config, state.last, state.last_us, state.clock_us
     if on_time is not None:
         last = _order_values(on_time, plan, len(on_time) - 1)
@@ -165,7 +184,7 @@ def wake_ms(state: KeyState, rules: Rules) -> int | None:
     """The watermark (ms) at which the key needs a timer: its first pending event
     becomes ready, its clock's next tick falls due, or, with nothing pending, its
     state becomes idle; None if none of these can happen."""
-    due = [int(state.pending[TIME_US].min())] if state.pending is not None else []
+    due = [rules.due_us(int(state.pending[TIME_US].min()))] if state.pending is not None else []
     tick = clocked.next_tick_us(state, rules)
     if tick is not None:
         due.append(tick)
@@ -246,7 +265,8 @@ def _late_rows(plan: Plan, rules: Rules, key: Any, late: pd.DataFrame,
     """The late-event policy: flag the events (no output, state unchanged) or fail."""
     if rules.late == "fail":
         first = plain(late[plan.time].iloc[0])
-        behind = (f"at or below the watermark ({watermark_us} µs since the epoch)"
+        behind = (f"at or below {watermark_us} µs since the epoch (the watermark, less the "
+                  f"allowed lateness{'; before the first window still open' * bool(rules.clock)})"
                   if rules.watermark else
                   f"after processing one at {state.last[0] if state.last else None!r}")
         raise ValueError(

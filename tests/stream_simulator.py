@@ -50,8 +50,7 @@ def simulate(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
         received.append(batch)
         for key, events in batch.groupby("k", sort=False):
             if rules.watermark:
-                behind.append(events[events[TIME_US] <= watermark_ms * 1000
-                                     - rules.lateness_us])
+                behind.append(events[events[TIME_US] <= rules.release_us(watermark_ms * 1000)])
             else:
                 behind.append(events[events["t"] <= seen.get(key, -np.inf)])
                 seen[key] = max(seen.get(key, -np.inf), events["t"].max())

@@ -136,3 +136,22 @@ def test_a_result_that_a_late_event_makes_undefined_is_cleared():
                                               strict=True)]
     assert repr(seen) == repr([(1, 1, 5.0), (1, 0, float("nan"))])
     assert state is not None and state.sent == ()
+
+
+def test_an_event_behind_the_watermark_in_a_window_still_open_is_accepted():
+    """Seed 000 §2.3 (with L = 0): at watermark 5 s, window [4, 8) is open, so an event at
+    4 s joins it, while one at 3 s (its window [0, 4) closed at 4 s) is late."""
+    from spark_udf.keyed import TIME_US, KeyState, step
+    from spark_udf.plan import make_plan
+
+    m = qre("alphabet a; aggregate(sum(cur.v), 4s)")
+    frame = pd.DataFrame({"k": [0, 0, 0], "t": [1, 4, 3], "tag": ["a"] * 3, "v": [1.0, 2.0, 4.0]})
+    frame[TIME_US] = frame["t"] * US
+    plan = make_plan("test", frame, m, "k", "t", "tag", "v", (), "table", "error", timed=True)
+    seen = []
+    state: KeyState | None = KeyState()
+    for events, watermark in [(frame.iloc[:1], 0), (frame.iloc[1:], 5), (None, 100)]:
+        state, rows = step(plan, rules(m), m, "table", 0, state, events, watermark * US)
+        seen += list(zip(rows["t"], rows["value"], rows[LATE], strict=True))
+    assert sorted(map(repr, seen)) == sorted(map(repr, [(3, float("nan"), True),
+                                                        (3, 1.0, False), (7, 2.0, False)]))
