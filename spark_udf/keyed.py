@@ -38,8 +38,10 @@ The rules, per key:
   nothing (its key only had late events) is not kept.
 
 * **Allowed lateness** (``Rules.lateness_us``): all of the above runs at the
-  watermark minus the lateness; a clock's window results are emitted on time
-  and updated (:func:`spark_udf.clocked.with_updates`).
+  watermark minus the lateness — with a clock, release and lateness at the
+  clock's latest boundary at or below it (``Rules.release_us``: late only
+  once a window of the event has closed for good); a clock's window results
+  are emitted on time and updated (:func:`spark_udf.clocked.with_updates`).
 * **Timed monitors** (``Rules.timed``): :mod:`spark_udf.clocked` feeds the
   released events with the clock's ticks and emits the rows of
   ``Monitor.run_timed``; the key's timer also wakes it at its clock's next
