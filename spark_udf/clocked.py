@@ -23,8 +23,9 @@ good (the watermark minus L has passed the end of the clock period holding
 the event: ``Rules.release_us``). For tumbling windows that is seed 000's
 rule; an event some of whose sliding windows are still open is flagged late
 (seed 000 would add it to those: one DT state cannot add an event to only
-some of its open instances). The clock's outputs (a window's result) do not wait for that: once the
-watermark passes a window's end its result is emitted from the settled state
+some of its open instances). The clock's outputs (a window's result) do not
+wait for that: once the watermark passes a window's end its result is
+emitted from the settled state
 plus the accepted events up to the watermark (on time), and emitted again in
 each later step where a late event changes it (an update: a row with the same
 key and stamp; status 0 if the result went back to ⊥), until the watermark
@@ -108,7 +109,7 @@ def next_tick_us(state: KeyState, rules: Rules) -> int | None:
     if (rules.clock is None or not rules.watermark or state.clock_us is None
             or state.last_us is None):
         return None
-    period = rules.clock.period_ns // 1000
+    period = rules.period_us
     if rules.clock.horizon is not None and _ticks_since(state, period) >= rules.clock.horizon:
         return None
     return (state.clock_us // period + 1) * period
@@ -150,8 +151,9 @@ def _ahead(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, settled:
     if settled.pending is not None:
         n = int(np.searchsorted(settled.pending[_TIME_US].to_numpy(), watermark_us, "right"))
         ready = settled.pending.iloc[:n] if n else None
-    if ready is None and settled.clock_us is None:
-        return None
+    if ready is None and (settled.clock_us is None or watermark_us // rules.period_us
+                          * rules.period_us <= settled.clock_us):
+        return None  # no window can have ended since the settled clock
     _, _, rows = run(plan, rules, m, engine, key, ready, settled, watermark_us, boundaries=True)
     return rows[rows[TICK_US].to_numpy() >= 0]
 
@@ -200,7 +202,7 @@ def next_update_us(state: KeyState, rules: Rules) -> int | None:
     if not updates(rules) or state.ahead_us is None:
         return None
     assert rules.clock is not None
-    period = rules.clock.period_ns // 1000
+    period = rules.period_us
     start = state.ahead_us if state.clock_us is None else max(state.ahead_us, state.clock_us)
     boundary = (start // period + 1) * period
     pending = (np.zeros(0, dtype=np.int64) if state.pending is None
@@ -220,7 +222,7 @@ def silent(state: KeyState, rules: Rules) -> bool:
     if (rules.clock is None or rules.clock.horizon is None or state.pending is not None
             or state.clock_us is None or state.last_us is None or state.sent):
         return False
-    return _ticks_since(state, rules.clock.period_ns // 1000) >= rules.clock.horizon
+    return _ticks_since(state, rules.period_us) >= rules.clock.horizon
 
 
 def _ticks_since(state: KeyState, period: int) -> int:
@@ -236,7 +238,7 @@ def _steps(rules: Rules, clock_us: int | None, times: np.ndarray, watermark_us: 
     previous = [] if clock_us is None else [clock_us]
     seq = np.array([*previous, *times.tolist()], dtype=np.int64)
     until = watermark_us if rules.watermark else int(seq[-1])
-    steps = clock_steps(np.zeros(len(seq), dtype=np.int64), seq, rules.clock.period_ns // 1000,
+    steps = clock_steps(np.zeros(len(seq), dtype=np.int64), seq, rules.period_us,
                         rules.clock.horizon, until)
     event, step_us = steps.event, steps.time
     if previous:  # the clock's last position is not a step: drop it, renumber the events

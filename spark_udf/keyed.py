@@ -101,6 +101,12 @@ class Rules:
         """The watermark the rules apply: Spark's, minus the allowed lateness."""
         return None if watermark_us is None else watermark_us - self.lateness_us
 
+    @property
+    def period_us(self) -> int:
+        """The clock's period in µs (a clocked monitor's only)."""
+        assert self.clock is not None
+        return self.clock.period_ns // 1000
+
     def release_us(self, watermark_us: int | None) -> int | None:
         """Events at or below this time are released (late, if they arrive now), given
         Spark's watermark: the effective watermark; with a clock, the last µs before the
@@ -109,15 +115,13 @@ class Rules:
         effective = self.effective(watermark_us)
         if effective is None or self.clock is None:
             return effective
-        period = self.clock.period_ns // 1000
-        return effective // period * period - 1
+        return effective // self.period_us * self.period_us - 1
 
     def due_us(self, time_us: int) -> int:
         """The effective watermark at which an event at ``time_us`` is released."""
         if self.clock is None:
             return time_us
-        period = self.clock.period_ns // 1000
-        return (time_us // period + 1) * period
+        return (time_us // self.period_us + 1) * self.period_us
 
 
 @dataclass(frozen=True)
@@ -263,11 +267,11 @@ def _late_prefix(ready: pd.DataFrame, plan: Plan, last: tuple[Any, ...] | None) 
 
 
 def _late_rows(plan: Plan, rules: Rules, key: Any, late: pd.DataFrame,
-               state: KeyState, watermark_us: int | None) -> pd.DataFrame:
+               state: KeyState, release_us: int | None) -> pd.DataFrame:
     """The late-event policy: flag the events (no output, state unchanged) or fail."""
     if rules.late == "fail":
         first = plain(late[plan.time].iloc[0])
-        behind = (f"at or below {watermark_us} µs since the epoch (the watermark, less the "
+        behind = (f"at or below {release_us} µs since the epoch (the watermark, less the "
                   f"allowed lateness{'; before the first window still open' * bool(rules.clock)})"
                   if rules.watermark else
                   f"after processing one at {state.last[0] if state.last else None!r}")

@@ -37,10 +37,9 @@ is seed 000's allowed lateness: the rules run that much behind the
 watermark, so an event is accepted, and processed in order, until a window
 it falls in has closed for good (its end plus the lateness passed by the
 watermark; also with no lateness: an event behind the watermark joins a
-window still open); a window's result is emitted
-when the watermark passes its end, and emitted again (same key and stamp)
-whenever an accepted late event changes it. The per-key work is
-:mod:`spark_udf.clocked`.
+window still open); a window's result is emitted when the watermark passes
+its end, and emitted again (same key and stamp) whenever an accepted late
+event changes it. The per-key work is :mod:`spark_udf.clocked`.
 
 Exactly once. Spark checkpoints the state and the source offsets with each
 micro-batch, and the file sink commits a batch's files atomically, so a
@@ -157,8 +156,8 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     of seed 000 — the key's rules (release, late, ticks) run that much behind
     the watermark, so an event is accepted, in order, while the watermark is
     below its time plus the lateness (for windows: until one it falls in has
-    closed for good), and window results are emitted on time
-    and updated (the last row of a key and stamp is the result). A timed
+    closed for good), and window results are emitted on time and updated (the
+    last row of a key and stamp is the result). A timed
     monitor (window aggregates, a clock period, patterns with ``within``,
     derived tags) emits the rows of :meth:`qre.Monitor.run_timed`
     (:mod:`spark_udf.clocked`). The others are
