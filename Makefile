@@ -3,7 +3,7 @@
 
 PYTHON := .venv/bin/python
 
-.PHONY: demo test
+.PHONY: demo test wheel-check
 
 demo:
 	scripts/bootstrap.sh
@@ -18,3 +18,8 @@ test:
 	$(PYTHON) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$rc
+
+# The wheel installed into a fresh virtualenv outside the checkout (also run by .ci/run).
+wheel-check:
+	scripts/bootstrap.sh
+	scripts/wheel_check.sh

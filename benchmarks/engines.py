@@ -50,17 +50,15 @@ from results import RESULTS, write_section
 
 from codegen.emit import MAX_REGISTER_STATES
 from codegen.generated import CodegenEngine
-from qre import Monitor, qre
+from qre import Monitor, examples, qre
 from qre.ast import query_size
 from qre.parser import parse
 from qre.typing import resolve
 
-ROOT = Path(__file__).resolve().parent.parent
-
 QUERIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "running sum": ("sum(cur)", ("m",)),
     "avg of last 5": ("avg_last(5, cur)", ("m",)),
-    "last five vs stream": ((ROOT / "examples" / "last_five.qre").read_text(), ("m",)),
+    "last five vs stream": (examples.read_text("last_five.qre"), ("m",)),
     "failure since success": (
         "let failed = fill_with(split(any_word(), atom(fail, 1), snd), const(0)) > const(0);\n"
         "let ok     = fill_with(split(any_word(), atom(ok, 1), snd), const(0)) > const(0);\n"

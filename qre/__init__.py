@@ -4,7 +4,7 @@ Pipeline (seed 003, §5): query text → AST (:mod:`qre.parser`, :mod:`qre.ast`)
 → typed AST (:mod:`qre.typing`, rates with :mod:`qre.automata`) → DT
 (:mod:`qre.compiler`, built with the constructions of package ``dt``) →
 optimized DT → flat tables / a generated kernel (package ``codegen``) → Spark
-(package ``spark_udf``, not yet written).
+(package ``spark_udf``).
 
 This package is the user-facing end: :func:`qre` compiles a query into a
 :class:`Monitor` (``run``, ``run_keys``, ``session``, ``initial``, ``dt``,
@@ -20,8 +20,10 @@ linear in the DT; running is O(DT size) per event on every engine
 (``codegen`` adds a one-off compile of about a second for a small query).
 """
 
+from ._version import __version__
 from .api import qre
 from .errors import QreSyntaxError, QreTypeError
 from .monitor import Monitor, Output, Session, Stats
 
-__all__ = ["Monitor", "Output", "QreSyntaxError", "QreTypeError", "Session", "Stats", "qre"]
+__all__ = ["Monitor", "Output", "QreSyntaxError", "QreTypeError", "Session", "Stats",
+           "__version__", "qre"]

@@ -77,6 +77,7 @@ from dt.value_equivalence import value_equivalent
 from dt.values import BOT, TOP, XValue, status_of
 
 from . import frames
+from ._version import __version__
 from .api import qre
 from .clock import UNIT_NS
 from .errors import QreError
@@ -652,6 +653,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="qre", description="Compile, check and run QRE-Past queries "
                      "(data transducers, seed 003 §5).", epilog=_EPILOG,
                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--version", action="version",
+                        version=f"qre {__version__} (distribution qre-monitor)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def json_flag(p: argparse.ArgumentParser) -> None:

@@ -2,11 +2,11 @@
 
 Usage: ``python -m qre.demo [--dt FILE.json] [--events FILE.csv]``.
 
-It reads a DT in the JSON format of ../shared/API.md (default
-``examples/running_sum.json``: the sum of the amounts since the last reset),
+It reads a DT in the JSON format of docs/API.md (default: the bundled
+``running_sum.json``, :mod:`qre.examples`: the sum of the amounts since the last reset),
 prints its one-line-per-transition dump and sizes, runs it with
 :meth:`qre.Monitor.from_dt` (every initial state 0.0) over a CSV of events
-with columns ``tag,value`` (default ``examples/events.csv``, read with
+with columns ``tag,value`` (default: the bundled ``events.csv``, read with
 pandas), and prints one row per event: tag, value, output status and output.
 
 This is a command-line program, so it prints to stdout; the library modules
@@ -16,6 +16,7 @@ do not.
 from __future__ import annotations
 
 import argparse
+import io
 import sys
 from pathlib import Path
 
@@ -25,10 +26,8 @@ import pandas as pd
 from dt import DT
 from dt.values import Status
 
+from . import examples
 from .monitor import Monitor, Output
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-"""The bundled sample data (a directory of the source tree, next to the packages)."""
 
 _SHOWN = {Status.UNDEFINED: "⊥ (undefined)", Status.CONFLICT: "⊤ (conflict)"}
 
@@ -54,17 +53,22 @@ def table(tags: pd.Series, values: pd.Series, out: Output) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m qre.demo", description=__doc__.split("\n")[0])
-    parser.add_argument("--dt", type=Path, default=EXAMPLES / "running_sum.json",
-                        help="a DT in the JSON format of API.md")
-    parser.add_argument("--events", type=Path, default=EXAMPLES / "events.csv",
-                        help="a CSV file with columns tag,value")
+    parser.add_argument("--dt", type=Path,
+                        help="a DT in the JSON format of docs/API.md (default: the bundled "
+                             "running_sum.json)")
+    parser.add_argument("--events", type=Path,
+                        help="a CSV file with columns tag,value (default: the bundled "
+                             "events.csv)")
     args = parser.parse_args(argv)
 
-    d = DT.from_json(args.dt.read_text())
-    events = pd.read_csv(args.events, dtype={"tag": "category", "value": "float64"})
+    dt_name = "running_sum.json" if args.dt is None else args.dt.name
+    events_name = "events.csv" if args.events is None else args.events.name
+    d = DT.from_json(examples.read_text(dt_name) if args.dt is None else args.dt.read_text())
+    source = io.StringIO(examples.read_text(events_name)) if args.events is None else args.events
+    events = pd.read_csv(source, dtype={"tag": "category", "value": "float64"})
     m = Monitor.from_dt(d)
 
-    print(f"DT {args.dt.name}")
+    print(f"DT {dt_name}")
     print(d.dump())
     s = m.stats
     print(f"stats: {s.states} states, {s.transitions} transitions, size {s.size}, "
@@ -74,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"output on the empty stream: {empty}")
     print()
     out = m.run(events["tag"], events["value"])
-    print(f"{len(events)} events from {args.events.name} (final state(s): {', '.join(out.final)})")
+    print(f"{len(events)} events from {events_name} (final state(s): {', '.join(out.final)})")
     print(table(events["tag"], events["value"], out))
     return 0
 

@@ -27,6 +27,8 @@ fi
 stamp=".venv/.installed-$(sha256sum pyproject.toml | cut -c1-16)"
 if [ ! -f "$stamp" ]; then
     echo "bootstrap: installing the project and its test tools into .venv" >&2
+    # The distribution was called qre before 0.2 (a name PyPI gives to another project).
+    .venv/bin/python -m pip uninstall -q -y qre > /dev/null 2>&1 || true
     # The log keeps pip's output (build warnings included) out of the way; shown on failure.
     if ! { .venv/bin/python -m pip install -q --upgrade pip &&
            .venv/bin/python -m pip install -q -e ".[test]"; } > .venv/install.log 2>&1; then

@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dt.values import encode
-from qre import QreSyntaxError, QreTypeError, qre
+from qre import QreSyntaxError, QreTypeError, examples, qre
 from qre.parser import parse
 from qre.semantics import run_program
 
-EXAMPLES = Path(__file__).parent.parent / "examples"
-LAST_FIVE = (EXAMPLES / "last_five.qre").read_text()
-LAST_FIVE_CORE = (EXAMPLES / "last_five_core.qre").read_text()
+LAST_FIVE = examples.read_text("last_five.qre")
+LAST_FIVE_CORE = examples.read_text("last_five_core.qre")
 
 
 def _oracle(text: str, word) -> tuple[np.ndarray, np.ndarray]:

@@ -10,8 +10,6 @@ data), and the optimizer, which must preserve outputs exactly.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
@@ -31,6 +29,7 @@ from dt.projection import status_vector, unit_evaluator
 from dt.reference import evaluate
 from dt.terms import Var
 from dt.values import BOT, TOP
+from qre import examples
 from qre.api import qre
 from qre.compiler import compile_query
 from qre.typing import check
@@ -348,7 +347,7 @@ def test_compiled_queries_are_equivalent_to_their_optimization(dt):
 
 def test_last_five_example_unoptimized_vs_optimized():
     """examples/last_five.qre: the compiled DT and the optimized one (API.md ``qre check``)."""
-    m = qre((Path(__file__).parents[1] / "examples" / "last_five.qre").read_text())
+    m = qre(examples.read_text("last_five.qre"))
     assert m.unoptimized is not None and len(m.unoptimized.states) > len(m.dt.states)
     r = status_equivalent(m.unoptimized, m.dt)
     assert r.equivalent and r.explored >= 2

@@ -9,6 +9,8 @@ output row must match, status and value bit for bit (NaN sign aside).
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -19,7 +21,7 @@ from query_strategies import temporal_queries, top_queries
 from strategies import keyed_events
 
 from dt import DT, Transition, Var, parse_term
-from qre import Monitor, qre
+from qre import Monitor, examples, qre
 from qre.printer import to_text
 
 pyspark = pytest.importorskip("pyspark")
@@ -147,9 +149,9 @@ def test_the_demo_runs_the_login_query_per_user_in_time_order(spark, capsys) -> 
 
     assert demo.main([]) == 0
     printed = capsys.readouterr().out.splitlines()[2:]
-    events = pd.read_csv(demo.EXAMPLES / "logins.csv").sort_values(["user", "ts"],
+    events = pd.read_csv(io.StringIO(examples.read_text("logins.csv"))).sort_values(["user", "ts"],
                                                                     kind="mergesort")
-    m = qre((demo.EXAMPLES / "failed_since_ok.qre").read_text())
+    m = qre(examples.read_text("failed_since_ok.qre"))
     want = []
     for _, rows in events.groupby("user", sort=True):
         want += m.run(rows["tag"].tolist()).value.tolist()
