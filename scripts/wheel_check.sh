@@ -12,7 +12,13 @@ trap 'rm -rf "$work"' EXIT
 step() { echo "wheel-check: $*" >&2; }
 
 step "building the wheel"
-"$python" -m pip wheel -q --no-deps -w "$work/dist" "$root" > "$work/build.log" 2>&1 \
+# From a copy of the files git knows (tracked, or new and not ignored): setuptools writes
+# build/ and *.egg-info next to the sources, and nothing else of the checkout goes in.
+mkdir "$work/src"
+(cd "$root" && git ls-files -z --cached --others --exclude-standard \
+    | xargs -0 -I{} sh -c 'test ! -e "{}" || echo "{}"' \
+    | tar -cf - -T -) | tar -xf - -C "$work/src"
+"$python" -m pip wheel -q --no-deps -w "$work/dist" "$work/src" > "$work/build.log" 2>&1 \
     || { cat "$work/build.log" >&2; exit 1; }
 wheel="$(ls "$work"/dist/qre_monitor-*.whl)"
 step "installing $(basename "$wheel") into a fresh virtualenv"
