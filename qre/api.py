@@ -13,20 +13,25 @@ compilation is quadratic (Theorem 5.7).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+
+from dt import constructions
 
 from . import ast
 from .clock import Clock
 from .compiler import compile_query
 from .derive import derivation
+from .errors import QreTypeError
 from .monitor import Monitor
 from .parser import parse
-from .typing import check
+from .typing import Typed, check, mentioned_tags, resolve
 
 __all__ = ["qre"]
 
+Query = str | ast.Program | ast.Query
 
-def qre(query: str | ast.Program | ast.Query, alphabet: Sequence[str] | None = None, *,
+
+def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = None, *,
         optimize: bool = True) -> Monitor:
     """Compile a QRE-Past query into a :class:`Monitor`.
 
@@ -39,7 +44,20 @@ def qre(query: str | ast.Program | ast.Query, alphabet: Sequence[str] | None = N
     >>> m = qre("iter(atom(a, cur), 0, +)", alphabet=["a", "b"])
     >>> m.run(["a", "b", "a"], [1.0, 2.0, 3.0]).status.tolist()
     [1, 0, 0]
+
+    A dict of queries is one monitor with one output per entry, named by its key
+    (the DTs run in parallel, §5.2.1: one pass over the events):
+
+    >>> m = qre({"total": "sum(cur)", "mean": "avg(cur)"}, alphabet=["a"])
+    >>> m.outputs
+    ('total', 'mean')
+    >>> m.run(["a", "a"], [1.0, 2.0]).to_pandas()
+       status_total  value_total  status_mean  value_mean
+    0             1          1.0            1         1.0
+    1             1          3.0            1         1.5
     """
+    if isinstance(query, Mapping):
+        return _several(query, alphabet, optimize)
     text = query if isinstance(query, str) else None
     program = parse(query) if isinstance(query, str) else query
     typed = check(program, alphabet, text)
@@ -52,3 +70,55 @@ def qre(query: str | ast.Program | ast.Query, alphabet: Sequence[str] | None = N
     return Monitor.from_dt(compiled.value, optimize=optimize, identity=compiled.identity,
                            source=text, clock=clock,
                            derivation=derivation(typed.derived, typed.alphabet))
+
+
+def _several(queries: Mapping[str, Query], alphabet: Sequence[str] | None,
+             optimize: bool) -> Monitor:
+    """One monitor computing every query of ``queries``, its outputs named by the keys.
+
+    The alphabet is ``alphabet``, else the one the queries declare (they must agree),
+    else the tags any of them mentions. Timed queries (a clock, derived tags) run
+    alone: their rows are emitted per window or event, not one per event.
+    """
+    if not queries:
+        raise ValueError("qre: the dict of queries is empty")
+    names = list(queries)
+    programs = {name: parse(q) if isinstance(q, str) else q for name, q in queries.items()}
+    sigma = alphabet if alphabet is not None else _common_alphabet(queries, programs)
+    typed: dict[str, Typed] = {}
+    for name, program in programs.items():
+        text = queries[name] if isinstance(queries[name], str) else None
+        try:
+            typed[name] = check(program, sigma, text)
+        except QreTypeError as e:  # the same error, located, naming the output
+            raise QreTypeError(f"output {name!r}: {e.message}", text, e.span) from None
+        if typed[name].period is not None or typed[name].derived:
+            raise ValueError(f"output {name!r} is a timed query (a window, a clock period "
+                             f"or derived tags): compile it alone and run it with run_timed")
+    common = typed[names[0]].alphabet  # the same set for all; one order for the DTs
+    parts = [compile_query(t.query, common).value for t in typed.values()]
+    return Monitor.from_dt(constructions.parallel(*parts), optimize=optimize, outputs=names)
+
+
+def _common_alphabet(queries: Mapping[str, Query],
+                     programs: Mapping[str, ast.Program | ast.Query]) -> list[str]:
+    """The alphabet the queries declare (all the same), or every tag they mention."""
+    declared = {name: p.alphabet for name, p in programs.items()
+                if isinstance(p, ast.Program) and p.alphabet is not None}
+    if len({frozenset(a) for a in declared.values()}) > 1:
+        shown = "; ".join(f"{n}: {', '.join(a)}" for n, a in declared.items())
+        raise QreTypeError(f"the queries declare different alphabets ({shown}): declare one, "
+                           f"or pass alphabet=[...]")
+    if declared:
+        return list(next(iter(declared.values())))
+    tags: list[str] = []
+    for name, program in programs.items():
+        whole = program if isinstance(program, ast.Program) else ast.Program(None, (), program)
+        try:
+            mentioned = mentioned_tags(resolve(whole))
+        except QreTypeError:  # say it with the location: check reports the same error
+            text = queries[name] if isinstance(queries[name], str) else None
+            check(program, None, text)
+            raise
+        tags += [t for t in mentioned if t not in tags]
+    return tags

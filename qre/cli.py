@@ -82,6 +82,7 @@ from .api import qre
 from .clock import UNIT_NS
 from .errors import QreError
 from .monitor import ENGINES, Monitor
+from .output import check_no_collision, result_columns
 from .timed import is_timed
 
 __all__ = ["UsageError", "build_parser", "main"]
@@ -439,7 +440,7 @@ def _cmd_language(args: argparse.Namespace) -> int:
     """Emptiness and universality of L (defined) and L̄ (defined or conflict) per output."""
     m = _load(args.query)
     outs = languages(m.dt, max_configs=args.max_configs)
-    names = _output_names(m)
+    names = m.outputs
     data: dict[str, Any] = {"outputs": [], "explored": outs[0].explored if outs else 0}
     lines: list[str] = []
     for name, o in zip(names, outs, strict=True):
@@ -456,13 +457,6 @@ def _cmd_language(args: argparse.Namespace) -> int:
                   f"L-bar (defined or ⊤):    {_language_line(o.in_rate, o.not_in_rate)}"]
     _emit(args, data, lines)
     return EXIT_OK
-
-
-def _output_names(m: Monitor) -> tuple[str, ...]:
-    """The final states' names in the DT as given: the optimizer keeps the order of the
-    outputs but not necessarily the names of the final states."""
-    names = (m.unoptimized or m.dt).final
-    return names if len(names) == len(m.dt.final) else m.dt.final
 
 
 def _json_word(word: tuple[str, ...] | None) -> list[str] | None:
@@ -555,33 +549,46 @@ def _cmd_run(args: argparse.Namespace) -> int:
     """One output row per input row: the input columns plus status and value.
 
     Events run in input order, or with --time in event-time order (per key
-    with --key, stable); the outputs go back to the input rows either way.
+    with --key, ties by the rule of qre.order); the outputs go back to the
+    input rows either way.
     """
     m = _load(args.query)
     frame = _read_frame(args.input, [c for c in (args.tag, args.key) if c is not None])
     if is_timed(m):
         return _run_timed(args, m, frame)
+    pairs = result_columns(m.outputs, args.prefix)
+    _no_collision([c for pair in pairs for c in pair], frame.columns)
     tags = frames.tag_column(frame, args.tag)
-    keys = (None if args.key is None
-            else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
-    order = None if args.time is None else frames.time_order(frame, args.time)
     if not args.skip_unknown:
         frames.check_tags(tags, m.alphabet, args.tag)
+    keys = (None if args.key is None
+            else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
     values = frames.event_values(m, frame, args.value or [])
-    tags, values, keys = (frames.take(x, order) for x in (tags, values, keys))
+    times = (None if args.time is None else
+             frames.event_times(frames.get_column(frame, args.time, "--time"), args.time))
     # Skipped events keep the configuration; Monitor repeats the previous output for them.
-    options: dict[str, Any] = {"engine": args.engine,
-                               "unknown_tags": "skip" if args.skip_unknown else "error"}
-    out = (m.run(tags, values, **options) if keys is None
-           else m.run_keys(keys, tags, values, **options))
-    status, value = (frames.to_input_order(x, order) for x in (out.status, out.value))
+    out = m.run_keys(keys, tags, values, times=times, tiebreak=_tiebreak(args, frame),
+                     engine=args.engine, unknown_tags="skip" if args.skip_unknown else "error")
     result = frame.copy()
-    if status.ndim == 1:
-        result["status"], result["value"] = status, value
-    else:  # several outputs: one status / value pair per final state, in order
-        for j, name in enumerate(_output_names(m)):
-            result[f"status_{name}"], result[f"value_{name}"] = status[:, j], value[:, j]
+    for name, column in out.to_pandas(args.prefix).items():
+        result[name] = column.to_numpy()
     return _write_result(args, result)
+
+
+def _no_collision(outputs: list[str], inputs: Any) -> None:
+    try:
+        check_no_collision(outputs, inputs, "pass --prefix {prefix}")
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+
+
+def _tiebreak(args: argparse.Namespace, frame: pd.DataFrame) -> dict[str, Any] | None:
+    """The --tiebreak columns (they order events with equal --time), in the order given."""
+    if not args.tiebreak:
+        return None
+    if args.time is None:
+        raise UsageError("--tiebreak orders events with equal times: give --time too")
+    return {c: frames.get_column(frame, c, "--tiebreak").to_numpy() for c in args.tiebreak}
 
 
 def _write_result(args: argparse.Namespace, result: pd.DataFrame) -> int:
@@ -599,22 +606,48 @@ def _write_result(args: argparse.Namespace, result: pd.DataFrame) -> int:
 
 def _run_timed(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame) -> int:
     """A timed query (a window, a clock period, a pattern's within): the emitted rows of
-    ``Monitor.run_timed``, per key in event-time order."""
+    ``Monitor.run_timed``, per key in event-time order, each with its event's input
+    columns (empty for a clock tick's row)."""
     if args.time is None:
         raise UsageError("this query is timed (a window, a clock period or a within): give "
                          "the event times with --time COL")
+    emitted = [f"{args.prefix}{c}" for c in ("row", "start", "status", "value")]
+    roles = {args.key or "key", args.time, args.tag}
+    _no_collision(emitted, [c for c in frame.columns if c not in roles])
     tags = frames.tag_column(frame, args.tag)
     if not args.skip_unknown:
         frames.check_tags(tags, m.alphabet, args.tag)
     keys = (None if args.key is None
             else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
     times = frames.event_times(frames.get_column(frame, args.time, "--time"), args.time)
-    result = m.run_timed(times, tags, frames.event_values(m, frame, args.value or []),
-                         keys=keys, time_unit=args.time_unit, engine=args.engine,
-                         unknown_tags="skip" if args.skip_unknown else "error")
-    result = result.rename(columns={"key": args.key or "key", "time": args.time,
-                                    "tag": args.tag})
-    return _write_result(args, result)
+    rows = m.run_timed(times, tags, frames.event_values(m, frame, args.value or []),
+                       keys=keys, time_unit=args.time_unit, engine=args.engine,
+                       unknown_tags="skip" if args.skip_unknown else "error",
+                       tiebreak=_tiebreak(args, frame))
+    return _write_result(args, _with_input_columns(rows, frame, args))
+
+
+def _with_input_columns(rows: pd.DataFrame, frame: pd.DataFrame,
+                        args: argparse.Namespace) -> pd.DataFrame:
+    """Emitted rows: key, stamp (under the --time name) and tag, the input row's other
+    columns as they were (an event's row; empty for a tick), then row, [start], status
+    and value (prefixed with --prefix). The tag column holds the input's tag (``tick``
+    for a tick), not a derived tag."""
+    event = rows["row"].to_numpy()
+    found = event >= 0
+    inputs = frame.iloc[np.maximum(event, 0)].reset_index(drop=True)
+    inputs = inputs.where(pd.Series(found), None) if not found.all() else inputs
+    key = args.key or "key"
+    out = pd.DataFrame({key: rows["key"]} if "key" in rows else {})
+    out[args.time] = rows["time"].to_numpy()
+    out[args.tag] = np.where(found, inputs[args.tag].astype(object), rows["tag"].astype(object))
+    for c in frame.columns:
+        if c not in out.columns:
+            out[c] = inputs[c]
+    for c in ("row", "start", "status", "value"):
+        if c in rows:
+            out[f"{args.prefix}{c}"] = rows[c].to_numpy()
+    return out
 
 
 def _records_json(frame: pd.DataFrame) -> str:
@@ -708,10 +741,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--key", metavar="COL", help="run one independent stream per key")
     p.add_argument("--tag", metavar="COL", default="tag", help="tag column (default: tag)")
     p.add_argument("--time", metavar="COL",
-                   help="process events in order of this time column (per key; ties in "
-                        "input order); output rows stay in input order")
+                   help="process events in order of this time column (per key; ties by "
+                        "--tiebreak, tag, --value columns, then input order); output rows "
+                        "stay in input order")
     p.add_argument("--value", metavar="COL", action="append",
                    help="value column; repeat for record fields (cur.COL)")
+    p.add_argument("--tiebreak", metavar="COL", action="append",
+                   help="order events with equal --time by this column first (repeatable); "
+                        "then by tag, then by the --value columns")
+    p.add_argument("--prefix", default="",
+                   help="start every output column's name with this (e.g. qre_): an output "
+                        "column may not overwrite an input column")
     p.add_argument("--time-unit", default="s", choices=list(UNIT_NS),
                    help="what a numeric --time counts, for timed queries (default: s)")
     p.add_argument("--skip-unknown", action="store_true",

@@ -78,7 +78,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"output on the empty stream: {empty}")
     print()
     out = m.run(events["tag"], events["value"])
-    print(f"{len(events)} events from {events_name} (final state(s): {', '.join(out.final)})")
+    print(f"{len(events)} events from {events_name} (outputs: {', '.join(out.names)})")
     print(table(events["tag"], events["value"], out))
     return 0
 

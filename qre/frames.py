@@ -13,8 +13,9 @@ Rules (the CLI's ``run --help`` states them to users):
   are skipped, in the monitor's alphabet;
 * a value cell must be a number; an empty cell or NaN is the float NaN, an
   ordinary data value;
-* with a time column, events run in event-time order, ties in input order (a
-  *stable* sort); the outputs are returned in input order. Times are numbers,
+* with a time column, events run in event-time order, ties by the rule of
+  :mod:`qre.order` (``--tiebreak`` columns, the tag, the ``--value`` columns,
+  then input position); the outputs are returned in input order. Times are numbers,
   datetimes / timedeltas (as int64 nanoseconds, time-zone aware ones in UTC),
   or text read as numbers or ISO 8601 datetimes (no offset: UTC).
 
@@ -22,7 +23,7 @@ Messages name a column together with the ``qre run`` option that chose it
 (``--tag``, ``--value``, ``--time``, ``--key``): the command line is the user
 of this module.
 
-Cost: O(n log n) for the time order, O(n) otherwise; one pass per column.
+Cost: O(n), one pass per column (the time order is the monitor's, :mod:`qre.order`).
 """
 
 from __future__ import annotations
@@ -41,9 +42,6 @@ __all__ = [
     "event_values",
     "get_column",
     "tag_column",
-    "take",
-    "time_order",
-    "to_input_order",
     "value_column",
     "value_columns_problem",
     "where",
@@ -114,7 +112,9 @@ def value_column(frame: pd.DataFrame, name: str) -> np.ndarray:
 
 
 def event_values(m: Monitor, frame: pd.DataFrame, names: list[str]) -> Any:
-    """The data the query reads: ``cur`` from one --value, ``cur.F`` from --value F.
+    """The events' values: ``cur`` from one --value, or a record of every --value
+    column in the order given (``cur.F`` reads column F; all of them order equal
+    times, :mod:`qre.order`), or None without --value.
 
     The needs are checked here, against the DT as compiled (the optimizer may
     drop reads), so the message speaks of options; every --value column is
@@ -132,8 +132,7 @@ def event_values(m: Monitor, frame: pd.DataFrame, names: list[str]) -> Any:
         raise FrameError(problem)
     if source.reads_scalar_cur:
         return next(iter(columns.values()))
-    return {f: columns[f] for f in sorted(fields)} or None
-
+    return columns or None
 
 
 def value_columns_problem(fields: set[str] | frozenset[str], scalar: bool,
@@ -157,16 +156,6 @@ def value_columns_problem(fields: set[str] | frozenset[str], scalar: bool,
         return None
     reads = ", ".join(f"cur.{f}" for f in missing)
     return f"the query reads {reads}: add {' '.join(spell(f) for f in missing)}"
-
-
-def _sortable_times(column: pd.Series, name: str) -> np.ndarray:
-    """The ``--time`` column as a numpy array whose order is the event-time order:
-    numbers as they are (int64 keeps nanosecond epochs exact), datetimes and
-    timedeltas as int64 nanoseconds (see :func:`event_times`)."""
-    times = event_times(column, name)
-    if pd.api.types.is_numeric_dtype(times.dtype):
-        return times.to_numpy(dtype=getattr(times.dtype, "numpy_dtype", times.dtype))
-    return times.to_numpy().view(np.int64)
 
 
 def event_times(column: pd.Series, name: str) -> pd.Series:
@@ -206,32 +195,3 @@ def _no_missing_time(column: pd.Series, name: str) -> None:
         row = int(np.flatnonzero(missing)[0])
         raise FrameError(f"{where('--time', name, row)}: missing time (empty cell, NaN or "
                          f"NaT); every event needs one with --time")
-
-
-def time_order(frame: pd.DataFrame, name: str) -> np.ndarray:
-    """Row positions in event-time order, ties in input order (a stable sort).
-
-    One global stable sort suffices with --key too: :meth:`Monitor.run_keys`
-    processes each key's rows in the order given, so each key sees its own
-    events sorted by time, ties in input order.
-    """
-    times = _sortable_times(get_column(frame, name, "--time"), name)
-    return np.argsort(times, kind="stable")
-
-
-def take(data: Any, order: np.ndarray | None) -> Any:
-    """Rows ``order`` of an array, of every array of a dict, or None as is."""
-    if order is None or data is None:
-        return data
-    if isinstance(data, dict):
-        return {name: column[order] for name, column in data.items()}
-    return data[order]
-
-
-def to_input_order(outputs: np.ndarray, order: np.ndarray | None) -> np.ndarray:
-    """Outputs computed on rows ``order`` (time order), put back at their input rows."""
-    if order is None:
-        return outputs
-    aligned = np.empty_like(outputs)
-    aligned[order] = outputs
-    return aligned

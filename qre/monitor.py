@@ -14,8 +14,10 @@ Output encoding (API.md "Values and outputs"): ``status`` is ``uint8``
 (0 undefined ⊥, 1 defined, 2 conflict ⊤) and ``value`` is ``float64``, NaN
 where ``status != 1``. With exactly one final state both arrays are 1-D
 (one entry per event); with any other number of final states they are 2-D,
-shape ``(n_events, n_final)``, columns in the order of ``Output.final``
-(``dt.final``).
+shape ``(n_events, n_final)``, columns in the order of ``dt.final``, named by
+``Output.names`` (= :attr:`Monitor.outputs`: the names the user gave, e.g. the
+keys of ``qre({"mean": ..., "sd": ...})``). :mod:`qre.output` names the
+columns of a frame of outputs.
 
 Events. ``tags`` are strings, a pandas Categorical, or a numpy integer array
 of codes into ``m.alphabet`` (the fast path; a code outside
@@ -71,6 +73,8 @@ from dt.values import XValue, decode, encode
 
 from .clock import Clock
 from .derive import Derivation
+from .order import processing_order, sortable_times
+from .output import Output, check_output_names
 
 __all__ = ["ENGINES", "Monitor", "Output", "Session", "Stats", "tag_codes"]
 
@@ -113,28 +117,6 @@ class _ReferenceEngine:
         return (*encode(config), out_status, out_value)
 
 _UNKNOWN_TAGS = ("error", "skip")
-
-
-@dataclass(frozen=True, eq=False)
-class Output:
-    """Outputs of :meth:`Monitor.run`, one row per event (see the module docstring).
-
-    ``status``/``value`` are 1-D when the DT has exactly one final state and
-    2-D ``(n_events, n_final)`` otherwise; ``final`` names the columns.
-    """
-
-    status: np.ndarray
-    value: np.ndarray
-    final: tuple[str, ...]
-
-    def __len__(self) -> int:
-        return len(self.status)
-
-    def xvalues(self) -> list[tuple[XValue, ...]]:
-        """The outputs as extended values (⊥, float, ⊤): one tuple over ``final`` per event."""
-        status = self.status.reshape(len(self.status), len(self.final))
-        value = self.value.reshape(status.shape)
-        return [tuple(decode(s, v)) for s, v in zip(status, value, strict=True)]
 
 
 @dataclass(frozen=True)
@@ -202,11 +184,15 @@ class Monitor:
     :meth:`run_timed`."""
     derivation: Derivation | None = None
     """The query's derived tags (``tag NAME = ...;``), applied to every event first."""
+    output_names: tuple[str, ...] | None = None
+    """The outputs' names as the user chose them (None: the DT's final states as given);
+    :attr:`outputs` is the one to read."""
 
     @classmethod
     def from_dt(cls, d: DT, alphabet: Sequence[str] | None = None, *, optimize: bool = True,
                 identity: DT | None = None, source: str | None = None,
-                clock: Clock | None = None, derivation: Derivation | None = None) -> Monitor:
+                clock: Clock | None = None, derivation: Derivation | None = None,
+                outputs: Sequence[str] | None = None) -> Monitor:
         """A monitor running ``d`` with every initial state set to 0.0 (API.md).
 
         ``alphabet`` fixes the tag order (the meaning of integer tag codes) and
@@ -216,6 +202,8 @@ class Monitor:
         (same outputs, smaller DT); ``m.dt`` is the DT that runs and
         ``m.unoptimized`` the one before. ``identity`` and ``source`` are
         recorded as given, as are ``clock`` and ``derivation`` (see the class docstring).
+        ``outputs`` names the outputs, one per final state in order (default: the final
+        states' names in ``d``; the optimizer renames states, not outputs).
         """
         if not isinstance(d, DT):
             raise TypeError(f"Monitor.from_dt takes a dt.DT, got {type(d).__name__}")
@@ -229,12 +217,14 @@ class Monitor:
                                  f"(the DT's alphabet is {', '.join(d.alphabet)})")
             if tags != d.alphabet:
                 d = DT(tags, d.states, d.initial, d.final, d.transitions, d.facts)
+        names = None if outputs is None else check_output_names(outputs, len(d.final))
         if not optimize:
-            return cls(d, identity, source, clock=clock, derivation=derivation)
+            return cls(d, identity, source, clock=clock, derivation=derivation,
+                       output_names=names)
         from codegen.optimize import optimize as optimize_dt
 
         return cls(optimize_dt(d), identity, source, unoptimized=d, clock=clock,
-                   derivation=derivation)
+                   derivation=derivation, output_names=names)
 
     # ------------------------------------------------------------------ properties
 
@@ -242,6 +232,12 @@ class Monitor:
     def alphabet(self) -> tuple[str, ...]:
         """The tags; an integer tag code k means ``alphabet[k]``."""
         return self.dt.alphabet
+
+    @property
+    def outputs(self) -> tuple[str, ...]:
+        """The outputs' names, in order: the columns of a 2-D :class:`Output` and the
+        suffixes of ``status_NAME`` / ``value_NAME`` (:func:`qre.output.result_columns`)."""
+        return self.output_names or self._source_dt.final
 
     @cached_property
     def stats(self) -> Stats:
@@ -307,7 +303,7 @@ class Monitor:
         """``(status, value)`` on the empty stream.
 
         With one final state: an ``int`` status and a ``float`` value (NaN
-        unless defined); otherwise two arrays over ``dt.final``.
+        unless defined); otherwise two arrays over :attr:`outputs`.
         """
         return _current_output(self.dt, self._initial_config)
 
@@ -318,13 +314,18 @@ class Monitor:
         tags: Any,
         values: Any = None,
         *,
+        times: Any = None,
+        tiebreak: Any = None,
         engine: str = "auto",
         unknown_tags: Literal["error", "skip"] = "error",
     ) -> Output:
-        """One output per event, aligned with the input: see the module docstring."""
-        chosen = self.resolve_engine(engine)
-        codes, events = self._events(tags, values, unknown_tags)
-        return self._advance(chosen, self._initial_config, codes, events)[1]
+        """One output per event, aligned with the input: see the module docstring.
+
+        Events are processed in input order or, given ``times``, in time order, equal
+        times by :mod:`qre.order`'s rule (``tiebreak`` columns, the tag's text, the value
+        columns); the outputs stay aligned with the input rows either way."""
+        return self.run_keys(None, tags, values, times=times, tiebreak=tiebreak,
+                             engine=engine, unknown_tags=unknown_tags)
 
     def run_keys(
         self,
@@ -332,26 +333,45 @@ class Monitor:
         tags: Any,
         values: Any = None,
         *,
+        times: Any = None,
+        tiebreak: Any = None,
         engine: str = "auto",
         unknown_tags: Literal["error", "skip"] = "error",
     ) -> Output:
         """Many independent keyed streams at once (API.md).
 
         Row k belongs to the stream of ``keys[k]`` (any hashable values, e.g.
-        a pandas Series); each key's events are processed in input order from
-        the initial configuration, and the outputs are aligned with the input
-        rows: ``run_keys(keys, tags, values)[k]`` is the output of key
-        ``keys[k]`` after reading its events up to and including row k.
+        a pandas Series; None: one stream); each key's events are processed in
+        input order from the initial configuration — or, given ``times``, in time
+        order, ties by :mod:`qre.order`'s rule (``tiebreak``, tag, values) — and
+        the outputs are aligned with the input rows: ``run_keys(keys, tags,
+        values)[k]`` is the output of key ``keys[k]`` after reading its events up
+        to and including row k.
         """
         chosen = self.resolve_engine(engine)
         codes, events = self._events(tags, values, unknown_tags)
-        key_ids, _ = pd.factorize(pd.Series(list(keys) if not hasattr(keys, "__len__")
-                                            else keys, dtype=object), use_na_sentinel=False)
-        if len(key_ids) != len(codes):
-            raise ValueError(f"keys has {len(key_ids)} entries but there are {len(codes)} tags")
-        # One stable sort groups the rows by key, each key's rows in input order;
-        # key g (ids 0..k-1 from factorize, all present) owns order[offsets[g]:offsets[g+1]].
-        order = np.argsort(key_ids, kind="stable").astype(np.int64, copy=False)
+        n = len(codes)
+        if keys is None:
+            key_ids = np.zeros(n, dtype=np.int64)
+        else:
+            key_ids, _ = pd.factorize(pd.Series(list(keys) if not hasattr(keys, "__len__")
+                                                else keys, dtype=object), use_na_sentinel=False)
+        if len(key_ids) != n:
+            raise ValueError(f"keys has {len(key_ids)} entries but there are {n} tags")
+        if times is None:
+            if tiebreak is not None:
+                raise ValueError("tiebreak orders events with equal times: pass times too")
+            if keys is None:  # one stream in input order: no grouping to do
+                return self._advance(chosen, self._initial_config, codes, events)[1]
+            # One stable sort groups the rows by key, each key's rows in input order.
+            order = np.argsort(key_ids, kind="stable").astype(np.int64, copy=False)
+        else:
+            stamps = sortable_times(times)
+            if len(stamps) != n:
+                raise ValueError(f"times has {len(stamps)} entries but there are {n} tags")
+            order = processing_order(key_ids.astype(np.int64), stamps, tags, codes,
+                                     self.alphabet, values, tiebreak)
+        # Key g (ids 0..k-1 from factorize, all present) owns order[offsets[g]:offsets[g+1]].
         offsets = np.zeros(int(key_ids.max(initial=-1)) + 2, dtype=np.int64)
         np.cumsum(np.bincount(key_ids), out=offsets[1:])
         return self._run_grouped(chosen, order, offsets, codes, events)
@@ -365,14 +385,14 @@ class Monitor:
             # The compiled engines run all keys in one parallel kernel call.
             _, _, status, value = engine_obj.advance_keys(
                 order, offsets, codes, events.data(), *self._initial_config)
-            return _output(status, value, self.dt.final)
+            return _output(status, value, self.outputs)
         status, value = _empty_output(len(codes), len(self.dt.final))
         for g in range(len(offsets) - 1):
             rows = order[offsets[g]:offsets[g + 1]]
             _, out = self._advance(chosen, self._initial_config, codes[rows], events.take(rows))
             status[rows] = out.status.reshape(len(rows), -1)
             value[rows] = out.value.reshape(len(rows), -1)
-        return _output(status, value, self.dt.final)
+        return _output(status, value, self.outputs)
 
     def _events(self, tags: Any, values: Any, unknown_tags: str,
                 derive: bool = True) -> tuple[np.ndarray, _Events]:
@@ -404,7 +424,7 @@ class Monitor:
         """Run events from ``config``: the final configuration and one output per event."""
         status, value, out_status, out_value = self._engine(self.resolve_engine(engine)).advance(
             config[0], config[1], codes, events.data())
-        return (status, value), _output(out_status, out_value, self.dt.final)
+        return (status, value), _output(out_status, out_value, self.outputs)
 
 
 class Session:
@@ -475,11 +495,11 @@ def _empty_output(n: int, n_final: int) -> tuple[np.ndarray, np.ndarray]:
             np.full((n, n_final), np.nan, dtype=np.float64))
 
 
-def _output(status: np.ndarray, value: np.ndarray, final: tuple[str, ...]) -> Output:
-    """The Output of API.md: 1-D arrays with one final state, else (n, n_final)."""
-    if len(final) == 1:
+def _output(status: np.ndarray, value: np.ndarray, names: tuple[str, ...]) -> Output:
+    """The Output of API.md: 1-D arrays with one output, else (n, n_outputs)."""
+    if len(names) == 1:
         status, value = status[:, 0], value[:, 0]
-    return Output(status, value, final)
+    return Output(status, value, names)
 
 
 # --------------------------------------------------------------------------- tags

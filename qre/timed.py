@@ -4,15 +4,15 @@ Pipeline position: timed, keyed events → order, deduplicate, derive tags →
 steps with ticks (:mod:`qre.clock`) → the monitor's engine → emitted rows.
 :func:`run_timed` is behind :meth:`qre.Monitor.run_timed`.
 
-Order (S&P, seed 004 §3.2): per key, by event time; equal times by tag (its
-text, as given: before derivation), then by the value columns in the order
-given (NaN last), then by input position — the rule of
-:func:`spark_udf.monitor_frame` and ``monitor_stream``. So the outputs do
-not depend on the order of the input rows, except between events that agree
-on all of those (and then they are indistinguishable to the query).
-``dedup=True`` keeps one event of those equal in key, time, tag and every
-column of ``values`` (read by the query or not): "keying by all attributes
-deduplicates".
+Order (S&P, seed 004 §3.2): per key, by event time; equal times by the rule of
+:mod:`qre.order`, the same on every entry point: ``tiebreak`` columns, the tag
+(its text, as given: before derivation), the value columns in the order given
+(NaN last), then input position. So the outputs do not depend on the order of
+the input rows, except between events that agree on all of those (and then
+they are indistinguishable to the query).
+``dedup=True`` keeps one event of those equal in key, time, tag, every
+``tiebreak`` column and every column of ``values`` (read by the query or
+not): "keying by all attributes deduplicates".
 
 Time. ``times`` are datetimes (numpy, pandas; taken in microseconds, the
 unit Spark keeps) or numbers of ``time_unit`` (whole numbers: a fraction is
@@ -46,6 +46,7 @@ import pandas as pd
 from dt.windows import TICK
 
 from .clock import UNIT_NS, clock_steps
+from .order import processing_order, tiebreak_columns, value_columns
 from .patterns import WITHIN_PREFIX
 
 if TYPE_CHECKING:
@@ -79,8 +80,12 @@ def is_timed(m: Monitor) -> bool:
 def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: Any = None,
               time_unit: str = "s", watermark: Any = None, dedup: bool = False,
               undefined: Literal["drop", "keep"] = "drop", engine: str = "auto",
-              unknown_tags: Literal["error", "skip"] = "error") -> pd.DataFrame:
+              unknown_tags: Literal["error", "skip"] = "error",
+              tiebreak: Any = None) -> pd.DataFrame:
     """Run ``m`` per key over timed events; the emitted rows (module docstring).
+
+    Equal times are ordered by :mod:`qre.order`'s rule: ``tiebreak`` (one column, or a
+    dict / DataFrame of columns), then the tag's text, then ``values``' columns.
 
     Columns: ``key`` (when ``keys`` is given), ``time`` (the stamp, datetime64[us]
     for datetime input), ``tag`` (the event's tag after derivation, or ``tick``),
@@ -100,12 +105,12 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
         raise ValueError(f"times has {n} entries but there are {len(codes)} tags")
     key_ids, key_values = _keys(keys, n)
     kept = np.flatnonzero(codes >= 0)  # skipped tags are dropped
-    # Ties: the tag's text, then the value columns as given, NaN last (monitor_frame's rule).
-    text_rank = np.argsort(np.argsort(np.array(m.alphabet, dtype=object)))
-    ties = [text_rank[codes[kept]], *(c[kept] for c in _sortable(values, n))]
-    order = kept[event_order(key_ids[kept], clock_times[kept], ties)]
+    order = processing_order(key_ids, clock_times, tags, codes, m.alphabet, values, tiebreak,
+                             rows=kept)
     if dedup and len(order):
-        order = _deduplicated(order, [key_ids, clock_times, codes, *_attributes(values, n)])
+        order = _deduplicated(order, [key_ids, clock_times, codes,
+                                      *_attributes([*tiebreak_columns(tiebreak),
+                                                    *value_columns(values)], n)])
     if m.derivation is not None:
         codes = m.derivation.apply(codes, timed_values)
     steps = _steps(m, key_ids[order], clock_times[order], unit, watermark)
@@ -128,65 +133,8 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     return pd.DataFrame(frame)
 
 
-def event_order(key: np.ndarray, time: np.ndarray, ties: list[np.ndarray]) -> np.ndarray:
-    """The permutation sorting by ``key``, then ``time``, then each of ``ties`` in turn,
-    then position: ``np.lexsort([*reversed(ties), time, key])``, faster.
-
-    Sorts one int64 (key·span + time) when it fits, then only the runs of equal key
-    and time by the ties (a full lexsort of four columns costs four stable sorts).
-
-    >>> event_order(np.array([1, 0, 1, 1]), np.array([5, 9, 5, 2]), [np.array([3, 0, 1, 0])])
-    array([1, 3, 2, 0])
-    """
-    n = len(key)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    low, span = int(time.min()), int(time.max()) - int(time.min()) + 1
-    run_start = np.ones(n, dtype=bool)  # a new (key, time) starts at this sorted position
-    if (int(key.max()) + 1) * span < 2**63:
-        flat = key * span + (time - low)
-        order = np.argsort(flat, kind="stable")
-        flat = flat[order]
-        run_start[1:] = flat[1:] != flat[:-1]
-    else:
-        order = np.lexsort([time, key])
-        k, t = key[order], time[order]
-        run_start[1:] = (k[1:] != k[:-1]) | (t[1:] != t[:-1])
-    tied = ~run_start
-    tied[:-1] |= ~run_start[1:]
-    if not ties or not tied.any():
-        return order
-    at = np.flatnonzero(tied)
-    rows = order[at]  # in input order within each run: the sort is stable
-    run = np.cumsum(run_start)[at]
-    order[at] = rows[np.lexsort([*(c[rows] for c in reversed(ties)), run])]
-    return order
-
-
-def _sortable(values: Any, n: int) -> list[np.ndarray]:
-    """The value columns as given, each as an array that sorts as the column (numbers as
-    they are, NaN last; anything else by its sorted factor codes, missing last)."""
-    if values is None:
-        return []
-    columns = ([values[c] for c in values] if isinstance(values, Mapping | pd.DataFrame)
-               else [values])
-    out = []
-    for column in columns:
-        array = np.asarray(column) if hasattr(column, "__len__") else np.full(n, column)
-        if array.dtype.kind in "biuf":
-            out.append(array.astype(np.float64, copy=False))
-        else:
-            codes, uniques = pd.factorize(pd.Series(array, dtype=object), sort=True)
-            out.append(np.where(codes < 0, len(uniques), codes))
-    return out
-
-
-def _attributes(values: Any, n: int) -> list[np.ndarray]:
-    """Every attribute of the events as int64 codes (equal values, NaN included, equal)."""
-    if values is None:
-        return []
-    columns = ([values[c] for c in values] if isinstance(values, Mapping | pd.DataFrame)
-               else [values])
+def _attributes(columns: list[Any], n: int) -> list[np.ndarray]:
+    """Columns of the events as int64 codes (equal values, NaN included, equal)."""
     out = []
     for column in columns:
         codes, _ = pd.factorize(pd.Series(column if hasattr(column, "__len__") else [column] * n),

@@ -47,7 +47,7 @@ def expected_rows(m: Monitor, frame: pd.DataFrame, values: Sequence[str],
     result = pd.DataFrame({key: rows[key], time: rows[time], tag: rows[tag]})
     status = out.status.astype(np.int8).reshape(len(rows), -1)
     value = out.value.reshape(len(rows), -1)
-    names = [""] if status.shape[1] == 1 else [f"_{f}" for f in out.final]
+    names = [""] if status.shape[1] == 1 else [f"_{f}" for f in out.names]
     for j, name in enumerate(names):
         result[f"status{name}"], result[f"value{name}"] = status[:, j], value[:, j]
     return result

@@ -22,6 +22,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -35,7 +36,7 @@ from dt.projection import status_vector
 from dt.reference import evaluate
 from dt.terms import Apply, Cur, Var
 from dt.values import BOT, TOP, XValue
-from qre import qre
+from qre import examples, qre
 from qre.cli import main
 from qre.monitor import Monitor
 from qre.printer import to_text
@@ -442,6 +443,31 @@ def test_run_two_outputs(capsys, events, tmp_path):
     assert frame["value_g"].fillna(-1).tolist() == [-1, -2.0, -1, -1, -1]
 
 
+def test_run_never_overwrites_an_input_column(capsys, tmp_path):
+    """The bundled events.csv has a column named value: an output may not replace it
+    (before 0.2 it was silently overwritten); --prefix names the outputs apart."""
+    path = tmp_path / "events.csv"
+    path.write_text(examples.read_text("events.csv"))
+    amounts = pd.read_csv(path)["value"].tolist()
+    query = "alphabet amount, reset; sum(cur)"
+    assert_user_error(*run_cli(capsys, "run", query, "--input", str(path), "--value", "value"),
+                      "'value'", "overwrite", "--prefix qre_")
+    rows = run_rows(capsys, query, "--input", str(path), "--value", "value",
+                    "--prefix", "qre_")
+    assert list(rows.columns) == ["tag", "value", "qre_status", "qre_value"]
+    assert rows["value"].tolist() == amounts
+    assert rows["qre_value"].tolist() == np.cumsum(amounts).tolist()
+
+
+def test_run_two_outputs_collide_with_prefixed_names(capsys, events, tmp_path):
+    """The proposed prefix avoids every input column, whatever they are called."""
+    frame = pd.read_csv(events).assign(status=0, qre_status=0)
+    path = tmp_path / "taken.csv"
+    frame.to_csv(path, index=False)
+    assert_user_error(*run_cli(capsys, "run", SUM_AB, "--input", str(path), "--value", "v"),
+                      "'status'", "--prefix _qre_")
+
+
 @pytest.mark.parametrize("extra, needles", [
     (["--value", "nope"], ["'nope'"]),
     (["--value", "v", "--tag", "label"], ["--tag", "'label'"]),
@@ -485,6 +511,26 @@ def run_rows(capsys: pytest.CaptureFixture[str], *argv: str) -> pd.DataFrame:
     code, out, err = run_cli(capsys, "run", *argv)
     assert code == 0 and err == "", err
     return pd.read_csv(io.StringIO(out), float_precision="round_trip")
+
+
+def test_run_orders_equal_times_by_tiebreak_then_tag_then_values(capsys, tmp_path):
+    """qre.order's rule, not input position: the same rows in any order give the same
+    outputs; --tiebreak comes first."""
+    text = "tag,v,t,seq\nb,1,5,0\na,3,5,2\na,2,5,1\nb,0,1,3\n"
+    path = write_csv(tmp_path / "e.csv", text)
+    rows = run_rows(capsys, DIGITS, "--input", str(path), "--value", "v", "--time", "t")
+    # t=1: b0; t=5 by tag, then value: a2, a3, b1.
+    assert rows["value"].tolist() == [231.0, 23.0, 2.0, 0.0]
+    rows = run_rows(capsys, DIGITS, "--input", str(path), "--value", "v", "--time", "t",
+                    "--tiebreak", "seq")
+    # t=5 by seq: b1 (0), a2 (1), a3 (2).
+    assert rows["value"].tolist() == [1.0, 123.0, 12.0, 0.0]
+    reversed_rows = "\n".join([text.splitlines()[0], *reversed(text.splitlines()[1:])]) + "\n"
+    path = write_csv(tmp_path / "r.csv", reversed_rows)
+    rows = run_rows(capsys, DIGITS, "--input", str(path), "--value", "v", "--time", "t")
+    assert rows["value"].tolist() == [0.0, 2.0, 23.0, 231.0]
+    assert_user_error(*run_cli(capsys, "run", DIGITS, "--input", str(path), "--value", "v",
+                               "--tiebreak", "seq"), "--tiebreak", "--time")
 
 
 def test_run_time_orders_events_and_keeps_rows(capsys, tmp_path):
@@ -579,12 +625,13 @@ def _xvalue(row: dict[str, Any]) -> XValue:
 
 def _expected(d: DT, events: list[tuple[str, str, int, int]], keyed: bool) -> list[XValue]:
     """Per row, the reference interpreter's output after the row's key's events up to it,
-    sorted by (time, input row): computed without the CLI or the Monitor."""
+    sorted by (time, tag, value, input row) — qre.order's rule: computed without the CLI
+    or the Monitor."""
     x = (0.0,) * len(d.initial)
     want: list[XValue] = [BOT] * len(events)
     for key in sorted({e[0] for e in events}) if keyed else [None]:
         rows = [k for k, e in enumerate(events) if not keyed or e[0] == key]
-        rows.sort(key=lambda k: (events[k][3], k))
+        rows.sort(key=lambda k: (events[k][3], events[k][1], events[k][2], k))
         outs = evaluate(d, x, [(events[k][1], float(events[k][2])) for k in rows])
         for position, k in enumerate(rows):
             want[k] = outs[position + 1][0]
@@ -608,11 +655,11 @@ EVENTS = st.lists(st.tuples(st.sampled_from("xyz"), st.sampled_from("ab"),
        engine=st.sampled_from(["auto", "reference", "table"]), seed=st.randoms())
 def test_run_time_order_matches_reference(query, events, keyed, engine, seed):
     """A shuffled file gives, row for row, the outputs of the time-sorted file, and both
-    agree with dt.reference on each key's events sorted by (time, input row)."""
+    agree with dt.reference on each key's events sorted by (time, tag, value, row)."""
     text = "alphabet a, b; " + to_text(query)
     frame = pd.DataFrame(events, columns=["k", "tag", "v", "t"]).assign(id=range(len(events)))
     shuffled = frame.sample(frac=1, random_state=seed.randrange(2**32)).reset_index(drop=True)
-    # The sorted file keeps ties in the shuffled file's order, so the outputs must agree.
+    # The sorted file keeps ties in the shuffled file's order: the outputs must agree.
     ordered = shuffled.sort_values("t", kind="stable")
     want = _expected(qre(text).unoptimized,
                      list(shuffled[["k", "tag", "v", "t"]].itertuples(index=False, name=None)),
@@ -736,13 +783,13 @@ def test_run_engine_is_passed_on(capsys, events, monkeypatch, engine):
 
 def test_run_default_engine_and_bad_engine(capsys, events, monkeypatch):
     seen: list[str] = []
-    original = Monitor.run
+    original = Monitor.run_keys
 
     def spy(self, *args, **kwargs):
         seen.append(kwargs.get("engine", "auto"))
         return original(self, *args, **kwargs)
 
-    monkeypatch.setattr(Monitor, "run", spy)
+    monkeypatch.setattr(Monitor, "run_keys", spy)
     assert run_cli(capsys, "run", SUM_AB, "--input", str(events), "--value", "v")[0] == 0
     assert seen == ["auto"]
     assert_user_error(*run_cli(capsys, "run", SUM_AB, "--input", str(events), "--value", "v",
@@ -811,9 +858,10 @@ def test_run_timed_query_emits_windows_per_key(capsys, tmp_path):
     code, out, err = run_cli(capsys, "run", query, "--input", str(data), "--key", "user",
                              "--time", "ts", "--tag", "kind", "--value", "amount")
     assert code == 0, err
-    assert out.splitlines() == ["user,ts,kind,row,status,value",
-                                "u1,2026-11-25 10:00:59.999999,tick,-1,1,12.0",
-                                "u2,2026-11-25 10:01:59.999999,tick,-1,1,1.0"]
+    # Each row carries its event's input columns: empty (the amount) for a window's tick.
+    assert out.splitlines() == ["user,ts,kind,amount,row,status,value",
+                                "u1,2026-11-25 10:00:59.999999,tick,,-1,1,12.0",
+                                "u2,2026-11-25 10:01:59.999999,tick,,-1,1,1.0"]
     code, out, err = run_cli(capsys, "run", query, "--input", str(data), "--tag", "kind",
                              "--value", "amount")
     assert code == 2 and "give the event times with --time COL" in err

@@ -39,7 +39,7 @@ def assert_output_matches(out: Output, d: DT, rows: list[tuple[XValue, ...]]) ->
     value = value.reshape(len(rows), len(d.final))
     if len(d.final) == 1:
         status, value = status[:, 0], value[:, 0]
-    assert out.final == d.final
+    assert out.names == d.final
     assert out.status.dtype == np.uint8 and out.value.dtype == np.float64
     assert out.status.shape == status.shape and out.value.shape == value.shape
     np.testing.assert_array_equal(out.status, status)
@@ -185,7 +185,7 @@ def test_several_final_states_give_two_dimensional_outputs():
     ))
     m = Monitor.from_dt(d)
     out = m.run(["a", "a"], [10.0, 20.0])
-    assert out.final == ("s", "n")
+    assert out.names == ("s", "n")
     assert out.status.shape == (2, 2) and out.value.shape == (2, 2)
     assert out.value.tolist() == [[10.0, 1.0], [40.0, 2.0]]
     status, value = m.initial

@@ -18,7 +18,7 @@ from qre import qre
 from qre.clock import Clock, clock_steps
 from qre.errors import QreSyntaxError, QreTypeError
 from qre.monitor import Monitor
-from qre.timed import event_order
+from qre.order import event_order
 from tests import window_oracle as oracle
 
 ALPHABET = ("a", "b")
