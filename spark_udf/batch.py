@@ -3,18 +3,20 @@
 Pipeline position: the last stage. ``monitor_frame`` takes a DataFrame of
 events and a compiled :class:`qre.Monitor`; Spark groups the events by key,
 and each group runs through the monitor's compiled engine (Numba kernels) in
-a Python worker; the result is a DataFrame with the key, time and tag
-columns under their own names plus ``status`` (tinyint: 0 undefined, 1
-defined, 2 conflict) and ``value`` (double, NaN unless defined) — or
-``status_F`` / ``value_F`` per output F of a monitor with several outputs.
+a Python worker; the result is a DataFrame with the input's columns (all, or
+the key, time and tag columns and those ``keep`` names) plus ``status``
+(tinyint: 0 undefined, 1 defined, 2 conflict) and ``value`` (double, NaN
+unless defined) — or ``status_F`` / ``value_F`` per output F of a monitor
+with several outputs; ``prefix`` starts those names (:mod:`qre.output`).
 
 Order of events. Within a key, events are processed in event-time order.
 Ties in time are broken by the ``tiebreak`` columns if given (e.g. a
-sequence number), then by the tag, then by the value columns (NaN last): a
-rule on the rows' contents, so the result never depends on how Spark
-partitioned or ordered the input. Rows equal in all these columns are
-interchangeable: they get their outputs in some order, and which row gets
-which is not observable. A null time is an error.
+sequence number), then by the tag, then by the value columns (NaN last): the
+rule of :mod:`qre.order`, on the rows' contents, so the result never depends
+on how Spark partitioned or ordered the input. Rows equal in all these
+columns are interchangeable to the query: they get their outputs in some
+order (visible only through other kept columns: give a tiebreak column when
+that matters). A null time is an error.
 
 How it runs (``method``). ``"sorted"``, the default: repartition by key,
 sort each partition by (key, time, ties, tag, values), and ``mapInArrow``
@@ -58,6 +60,7 @@ from .plan import (
     null_time_error,
     output_fields,
     plain,
+    spark_frame,
     take_rows,
     text,
     time_ordered,
@@ -75,19 +78,23 @@ one pandas frame per key)."""
 
 def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
                   value: str | Sequence[str] | None = None, *,
-                  tiebreak: str | Sequence[str] = (), engine: str = "auto",
-                  unknown_tags: str = "error", method: str = "sorted") -> Any:
+                  tiebreak: str | Sequence[str] = (), keep: str | Sequence[str] | None = None,
+                  prefix: str = "", engine: str = "auto", unknown_tags: str = "error",
+                  method: str = "sorted") -> Any:
     """Run ``monitor`` over the events of ``df``, one independent stream per key.
 
     ``value`` names the column read as ``cur``, or (a list) the columns read
     as ``cur.FIELD``; ``tiebreak`` columns order events with equal times
     (see the module docstring for the whole rule). ``engine`` and
     ``unknown_tags`` are those of :meth:`qre.Monitor.run`; ``method`` one of
-    :data:`METHODS` (same rows either way). Returns a DataFrame
-    of ``key, time, tag, status, value`` (``status_F, value_F`` per output F
-    with several outputs), one row per input row. Raises ValueError at once
-    for a missing column or value columns that do not match what the query
-    reads; data errors (a null time, an unknown tag) fail the job with a
+    :data:`METHODS` (same rows either way). Returns one row per input row: the
+    input's columns (``keep``: only these besides key, time and tag), then
+    ``status`` and ``value`` (``status_F, value_F`` per output F with several
+    outputs; every added name starts with ``prefix``, and may not be the name of
+    an input column output beside it). ``df`` may be a pandas DataFrame: it is
+    converted with the active Spark session. Raises ValueError at once for a
+    missing column, a name collision or value columns that do not match what the
+    query reads; data errors (a null time, an unknown tag) fail the job with a
     message naming the key and the column.
     """
     from pyspark.sql import functions as F
@@ -95,10 +102,11 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
 
     if method not in METHODS:
         raise ValueError(f"unknown method {method!r}; methods: {', '.join(METHODS)}")
+    df = spark_frame(df, "monitor_frame")
     plan = make_plan("monitor_frame", df, monitor, key, time, tag, value, tiebreak, engine,
-                     unknown_tags)
+                     unknown_tags, keep=keep, prefix=prefix)
     schema = StructType(output_fields(df.schema, plan))
-    events = df.select(*dict.fromkeys([key, *plan.order]))
+    events = df.select(*plan.columns)
     if method == "grouped":
         def run_group(pdf: pd.DataFrame) -> pd.DataFrame:
             return _run_group(pdf, plan)
@@ -126,8 +134,8 @@ def _run_group(pdf: pd.DataFrame, plan: Plan) -> pd.DataFrame:
                     unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
     except ValueError as e:  # positions are in the key's time order: say which key
         raise ValueError(f"monitor_frame, key {key!r} (events in time order): {e}") from None
-    result = pd.DataFrame({plan.key: events[plan.key], plan.time: events[plan.time],
-                           plan.tag: events[plan.tag].map(text)})
+    result = pd.DataFrame({c: events[plan.tag].map(text) if c == plan.tag else events[c]
+                           for c in plan.shown})
     status = out.status.astype(np.int8).reshape(len(events), -1)
     value = out.value.reshape(len(events), -1)
     for j, (s, v) in enumerate(plan.result_pairs):
@@ -156,8 +164,8 @@ def _run_partition(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[
         ids, uniques = pd.factorize(events[plan.key], use_na_sentinel=False)
         bounds = np.flatnonzero(np.diff(ids)) + 1
         starts, ends = np.r_[0, bounds], np.r_[bounds, len(events)]
-        status = np.empty((len(events), max(1, len(plan.outputs))), dtype=np.int8)
-        value = np.empty((len(events), max(1, len(plan.outputs))), dtype=np.float64)
+        status = np.empty((len(events), len(plan.outputs)), dtype=np.int8)
+        value = np.empty((len(events), len(plan.outputs)), dtype=np.float64)
         tags = events[plan.tag].to_numpy(dtype=object)
         # Tag codes once per batch (the monitor's fast path); a key with an unknown tag
         # gets its strings instead, so that the monitor skips or names it.
@@ -180,8 +188,8 @@ def _run_partition(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[
             status[rows] = out.status.reshape(hi - lo, -1)
             value[rows] = out.value.reshape(hi - lo, -1)
             carried = (key, session)
-        columns = [batch.column(plan.key), batch.column(plan.time),
-                   batch.column(plan.tag).cast(pa.string())]
+        columns = [batch.column(c).cast(pa.string()) if c == plan.tag else batch.column(c)
+                   for c in plan.shown]
         for j in range(status.shape[1]):
             columns += [pa.array(status[:, j]), pa.array(value[:, j])]
         yield pa.RecordBatch.from_arrays(columns, schema=arrow_schema)

@@ -53,7 +53,7 @@ from qre.monitor import Monitor, tag_codes
 from qre.patterns import WITHIN_PREFIX
 from qre.timed import TIME_FIELD
 
-from .plan import Plan, event_data, plain, text
+from .plan import Plan, concat_rows, event_data, frame_rows, plain, text
 
 if TYPE_CHECKING:
     from .keyed import KeyState, Rules
@@ -136,8 +136,7 @@ def with_updates(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
     early = _changes(plan, rules, key, _ahead(plan, rules, m, engine, key, settled,
                                               watermark_us), sent, lambda b: b > done)
     out = [r for r in (final, early) if r is not None and len(r)]
-    emitted = None if not out else (out[0] if len(out) == 1 else pd.concat(out,
-                                                                        ignore_index=True))
+    emitted = None if not out else concat_rows(out)
     state = replace(settled, sent=tuple((b, s, v) for b, (s, v) in sorted(sent.items())),
                     ahead_us=watermark_us)
     return state, None if emitted is None else emitted.drop(columns=TICK_US)
@@ -182,13 +181,11 @@ def _changes(plan: Plan, rules: Rules, key: Any, rows: pd.DataFrame | None,
     if not gone:
         return rows if rows is None or keep.all() else rows[keep]
     stamps = np.array(gone, dtype=np.int64)
-    cleared = pd.DataFrame({plan.key: [plain(key)] * len(gone),
-                            plan.time: _stamps(rules, stamps - rules.unit_us),
-                            plan.tag: [TICK] * len(gone),
-                            status_name: np.zeros(len(gone), dtype=np.int8),
-                            value_name: np.full(len(gone), np.nan),
-                            "late": np.zeros(len(gone), dtype=bool), TICK_US: stamps})
-    return cleared if rows is None else pd.concat([rows[keep], cleared], ignore_index=True)
+    cleared = frame_rows(plan, key, None, np.zeros((len(gone), 1), dtype=np.int8),
+                         np.full((len(gone), 1), np.nan), False, tags=[TICK] * len(gone),
+                         times=_stamps(rules, stamps - rules.unit_us))
+    cleared[TICK_US] = stamps
+    return cleared if rows is None else concat_rows([rows[keep], cleared])
 
 
 def _same(a: tuple[int, float], b: tuple[int, float]) -> bool:
@@ -297,12 +294,9 @@ def _rows(plan: Plan, rules: Rules, key: Any, event: np.ndarray, step_us: np.nda
     if events is not None:
         original = events[plan.tag].to_numpy(dtype=object)
         tags[~tick] = [text(t) for t in original[event[~tick]]]
-    (status_name, value_name), = plan.result_pairs
-    rows = pd.DataFrame({plan.key: [plain(key)] * len(event),
-                         plan.time: _stamps(rules, np.where(tick, step_us - rules.unit_us,
-                                                            step_us)),
-                         plan.tag: tags, status_name: status[keep].astype(np.int8),
-                         value_name: value[keep], "late": np.zeros(len(event), dtype=bool)})
+    rows = frame_rows(plan, key, events, status[keep].astype(np.int8).reshape(-1, 1),
+                      value[keep].reshape(-1, 1), False, rows=event, tags=tags,
+                      times=_stamps(rules, np.where(tick, step_us - rules.unit_us, step_us)))
     if boundaries:
         rows[TICK_US] = np.where(tick, step_us, -1)
     return rows

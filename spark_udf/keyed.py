@@ -64,15 +64,23 @@ from qre.clock import Clock
 from qre.monitor import Monitor
 
 from . import clocked
-from .plan import Plan, event_data, null_time_error, plain, take_rows, text, time_ordered
+from .plan import (
+    LATE,
+    Plan,
+    concat_rows,
+    event_data,
+    frame_rows,
+    null_time_error,
+    plain,
+    take_rows,
+    time_ordered,
+)
 
 __all__ = ["LATE", "LATE_POLICIES", "TIME_US", "KeyState", "Rules", "step", "wake_ms"]
 
 TIME_US = "__qre_time_us"
 """The column of event times in microseconds since the epoch (watermark comparisons)."""
 
-LATE = "late"
-"""The output column flagging late events."""
 
 LATE_POLICIES = ("flag", "fail")
 """What happens to a late event: flagged in the output, or the query fails."""
@@ -152,8 +160,8 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
     """Process a key's new ``events`` (None on a timer) from ``state``.
 
     Returns the key's next state (None: drop it) and the output rows: the
-    key, time and tag, the result columns (``plan.result_columns``) and
-    :data:`LATE`, in processing order.
+    shown input columns (``plan.shown``), the result columns
+    (``plan.result_columns``) and :data:`LATE` (prefixed), in processing order.
     """
     if events is not None and events[plan.time].isna().any():
         raise null_time_error("monitor_stream", plan, key)
@@ -179,8 +187,7 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
                                                  settled_rows, spark_watermark_us)
     if settled_rows is not None:
         outputs.append(settled_rows)
-    rows = outputs[0] if len(outputs) == 1 else (
-        pd.concat(outputs, ignore_index=True) if outputs else _no_rows(plan))
+    rows = concat_rows(outputs) if outputs else _no_rows(plan)
     if clocked.silent(nxt, rules):
         return None, rows
     return _unless_idle(nxt, rules, watermark_us), rows
@@ -280,8 +287,8 @@ def _late_rows(plan: Plan, rules: Rules, key: Any, late: pd.DataFrame,
             f"{behind} (late=\"fail\"); a larger watermark waits longer for late events, "
             f"late=\"flag\" reports them")
     n_outputs = len(plan.result_pairs)
-    return _frame(plan, key, late, np.zeros((len(late), n_outputs), dtype=np.int8),
-                  np.full((len(late), n_outputs), np.nan), late=True)
+    return frame_rows(plan, key, late, np.zeros((len(late), n_outputs), dtype=np.int8),
+                      np.full((len(late), n_outputs), np.nan), late=True)
 
 
 def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd.DataFrame,
@@ -298,8 +305,8 @@ def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd
     bounds = [*starts, n]
     tags = events[plan.tag].to_numpy(dtype=object)
     data = event_data(events, plan)
-    status = np.empty((n, max(1, len(plan.outputs))), dtype=np.int8)
-    value = np.empty((n, max(1, len(plan.outputs))), dtype=np.float64)
+    status = np.empty((n, len(plan.outputs)), dtype=np.int8)
+    value = np.empty((n, len(plan.outputs)), dtype=np.float64)
     config = state.config
     for lo, hi in itertools.pairwise(bounds):
         session = m.session(None if (fresh or lo > 0) else config, engine=engine)
@@ -313,20 +320,8 @@ def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd
         status[rows] = out.status.reshape(hi - lo, -1)
         value[rows] = out.value.reshape(hi - lo, -1)
         config = session.state
-    return config, _frame(plan, key, events, status, value, late=False)
-
-
-def _frame(plan: Plan, key: Any, events: pd.DataFrame, status: np.ndarray, value: np.ndarray,
-           late: bool) -> pd.DataFrame:
-    """Output rows: ``status`` and ``value`` hold one column per output (built at once:
-    adding columns one by one costs pandas more than the kernel's work on a key's rows)."""
-    columns = {plan.key: [plain(key)] * len(events), plan.time: events[plan.time].to_numpy(),
-               plan.tag: [text(t) for t in events[plan.tag].to_numpy()]}
-    for j, (s, v) in enumerate(plan.result_pairs):
-        columns[s], columns[v] = status[:, j], value[:, j]
-    columns[LATE] = np.full(len(events), late)
-    return pd.DataFrame(columns)
+    return config, frame_rows(plan, key, events, status, value, late=False)
 
 
 def _no_rows(plan: Plan) -> pd.DataFrame:
-    return pd.DataFrame(columns=[plan.key, plan.time, plan.tag, *plan.result_columns, LATE])
+    return pd.DataFrame(columns=[*plan.shown, *plan.result_columns, plan.added(LATE)])

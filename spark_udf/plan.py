@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -28,9 +29,11 @@ from qre.clock import Clock
 from qre.derive import Derivation
 from qre.frames import value_columns_problem
 from qre.monitor import Monitor
+from qre.output import check_no_collision, result_columns
 from qre.timed import is_timed, needed_fields
 
-__all__ = ["Plan", "make_plan", "monitor_fingerprint", "nan_for_null", "worker_monitor"]
+__all__ = ["LATE", "Plan", "concat_rows", "frame_rows", "make_plan", "monitor_fingerprint",
+           "nan_for_null", "spark_frame", "worker_monitor"]
 
 
 def monitor_fingerprint(m: Monitor) -> str:
@@ -65,7 +68,7 @@ class Plan:
     values: tuple[str, ...]
     tiebreak: tuple[str, ...]
     scalar: bool  # the DT reads plain cur (one value column) rather than fields
-    outputs: tuple[str, ...]  # names of the output columns' suffixes; () for one output
+    outputs: tuple[str, ...]  # the monitor's output names (Monitor.outputs)
     engine: str
     unknown_tags: str
     timezone: str = "UTC"
@@ -74,6 +77,11 @@ class Plan:
     """A timed monitor's clock (streams only; :mod:`spark_udf.clocked`)."""
     derivation: Derivation | None = None
     """The monitor's derived tags."""
+    shown: tuple[str, ...] = ()
+    """The input columns output beside the results, in the input's order: the key, time
+    and tag columns and those ``keep`` asked for (all, by default)."""
+    prefix: str = ""
+    """The start of every column name the monitor adds (:mod:`qre.output`)."""
 
     @property
     def order(self) -> list[str]:
@@ -81,25 +89,44 @@ class Plan:
         return list(dict.fromkeys([self.time, *self.tiebreak, self.tag, *self.values]))
 
     @property
+    def carried(self) -> list[str]:
+        """Shown columns that neither group nor order the events (carried along)."""
+        return [c for c in self.shown if c != self.key and c not in self.order]
+
+    @property
+    def columns(self) -> list[str]:
+        """The input columns a worker reads: key, the order columns, the carried ones."""
+        return list(dict.fromkeys([self.key, *self.order, *self.carried]))
+
+    @property
     def result_pairs(self) -> list[tuple[str, str]]:
-        """``(status, value)``, or ``(status_F, value_F)`` per output F, in output order."""
-        suffixes = [f"_{name}" for name in self.outputs] or [""]
-        return [(f"status{s}", f"value{s}") for s in suffixes]
+        """``(status, value)``, or ``(status_F, value_F)`` per output F, in output order,
+        prefixed (:func:`qre.output.result_columns`)."""
+        return result_columns(self.outputs, self.prefix)
 
     @property
     def result_columns(self) -> list[str]:
         return [name for pair in self.result_pairs for name in pair]
 
+    def added(self, name: str) -> str:
+        """The name of another column the monitor adds (``late``, ``start``): prefixed."""
+        return f"{self.prefix}{name}"
+
 
 def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: str,
               value: str | Sequence[str] | None, tiebreak: str | Sequence[str],
-              engine: str, unknown_tags: str, *, timed: bool = False) -> Plan:
+              engine: str, unknown_tags: str, *, timed: bool = False,
+              keep: str | Sequence[str] | None = None, prefix: str = "",
+              added: Sequence[str] = ()) -> Plan:
     """Check the columns of ``df`` against the roles and the query; the worker's plan.
 
     Raises ValueError (worded for ``caller``) for a missing column or value
     columns that do not fit what the query reads, and — unless ``timed`` (the caller
     runs clocks) — for a timed monitor (a clock or event times), which
     :func:`spark_udf.monitor_timed` runs. Derived tags travel with the plan.
+    ``keep`` names the input columns output beside the results (None: all; the key,
+    time and tag columns always are); a result column — ``prefix`` + status/value, and
+    the ``added`` ones such as ``late`` — may not have the name of one of them.
     """
     if not timed and is_timed(monitor):
         raise ValueError(f"{caller}: this monitor is timed (a window, a clock period or a "
@@ -119,15 +146,48 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
         lambda col: "value column" if col is None else f"{col!r} to the value columns")
     if problem is not None:
         raise ValueError(problem)
-    outputs = () if len(source.final) == 1 else source.final
+    shown = _shown(caller, list(df.columns), (key, time, tag), keep)
+    results = [c for pair in result_columns(monitor.outputs, prefix) for c in pair]
+    check_no_collision([*results, *(f"{prefix}{c}" for c in added)], shown,
+                       "pass prefix='{prefix}'")
     if engine == "auto":
         # Compile the query's kernel once, here: workers on this machine load it from the
         # disk cache, and "auto" then picks it (17-36x the table engine, RESULTS.md).
         monitor.prepare("codegen")
     return Plan(_dt_text(monitor), tuple(monitor.alphabet), key, time, tag, values, ties,
-                source.reads_scalar_cur, outputs, engine, unknown_tags,
-                _session_time_zone(df), monitor.clock,
-                monitor.derivation)
+                source.reads_scalar_cur, monitor.outputs, engine, unknown_tags,
+                _session_time_zone(df), monitor.clock, monitor.derivation, shown, prefix)
+
+
+def _shown(caller: str, columns: list[str], roles: tuple[str, ...],
+           keep: str | Sequence[str] | None) -> tuple[str, ...]:
+    """The input columns output beside the results, in input order (:func:`make_plan`)."""
+    if keep is None:
+        return tuple(columns)
+    kept = (keep,) if isinstance(keep, str) else tuple(keep)
+    for name in kept:
+        if name not in columns:
+            raise ValueError(f"{caller}: no column {name!r} to keep in the DataFrame "
+                             f"(columns: {', '.join(columns)})")
+    return tuple(c for c in columns if c in {*roles, *kept})
+
+
+def spark_frame(df: Any, caller: str) -> Any:
+    """``df`` as a Spark DataFrame: a pandas DataFrame is converted with the active Spark
+    session (:func:`spark_udf.local_session` starts one); anything else is refused."""
+    if isinstance(df, pd.DataFrame):
+        from pyspark.sql import SparkSession
+
+        spark = SparkSession.getActiveSession()
+        if spark is None:
+            raise ValueError(f"{caller}: got a pandas DataFrame and there is no active Spark "
+                             f"session to convert it with: start one (spark_udf.local_session"
+                             f"()), or run the monitor in pandas with Monitor.run_keys")
+        return spark.createDataFrame(df)
+    if not hasattr(df, "sparkSession"):
+        raise TypeError(f"{caller}: expected a Spark DataFrame (or a pandas one), got "
+                        f"{type(df).__module__}.{type(df).__name__}")
+    return df
 
 
 def _session_time_zone(df: Any) -> str:
@@ -137,12 +197,12 @@ def _session_time_zone(df: Any) -> str:
 
 
 def output_fields(schema: Any, plan: Plan) -> list[Any]:
-    """The output columns: key, time and tag as in the input, then the results."""
+    """The output columns: the shown input columns as in the input (the tag as a string),
+    then the results."""
     from pyspark.sql.types import ByteType, DoubleType, StringType, StructField
 
-    fields = [StructField(plan.key, schema[plan.key].dataType, True),
-              StructField(plan.time, schema[plan.time].dataType, True),
-              StructField(plan.tag, StringType(), True)]
+    fields = [StructField(c, StringType() if c == plan.tag else schema[c].dataType, True)
+              for c in plan.shown]
     for status, value in plan.result_pairs:
         fields += [StructField(status, ByteType(), False), StructField(value, DoubleType(), True)]
     return fields
@@ -155,6 +215,64 @@ def nan_for_null(frame: Any, plan: Plan) -> Any:
 
     return frame.withColumns({v: F.coalesce(F.col(v), F.lit(float("nan")))
                               for _, v in plan.result_pairs})
+
+
+LATE = "late"
+"""The stream's output column flagging late events (prefixed: ``Plan.added``)."""
+
+
+def frame_rows(plan: Plan, key: Any, events: pd.DataFrame | None, status: np.ndarray,
+               value: np.ndarray, late: bool | np.ndarray, *, rows: np.ndarray | None = None,
+               tags: Any = None, times: Any = None) -> pd.DataFrame:
+    """Output rows: the shown input columns, the results (``status`` and ``value``: one
+    column per output) and, for a stream, the late flag (``late`` None: no such column).
+
+    Row i shows ``events`` row ``rows[i]`` (default: row i; −1 or no ``events``: nulls,
+    a clock tick's row); ``tags`` and ``times`` replace the tag and time columns. Built
+    at once: adding columns one by one costs pandas more than the kernel's work on a
+    key's rows."""
+    n = len(status)
+    source = None
+    if events is not None:
+        source = events if rows is None else events.iloc[np.maximum(rows, 0)]
+    missing = None if rows is None else rows < 0
+    columns: dict[str, Any] = {}
+    for c in plan.shown:
+        if c == plan.key:
+            columns[c] = [plain(key)] * n
+        elif c == plan.tag and tags is not None:
+            columns[c] = tags
+        elif c == plan.time and times is not None:
+            columns[c] = times
+        elif source is None:
+            columns[c] = [None] * n
+        elif c == plan.tag:
+            columns[c] = [text(t) for t in source[c].to_numpy()]
+        else:
+            cells = source[c].to_numpy()
+            columns[c] = cells if missing is None or not missing.any() else np.where(
+                missing, None, cells.astype(object))
+    for j, (s, v) in enumerate(plan.result_pairs):
+        columns[s], columns[v] = status[:, j], value[:, j]
+    if late is not None:
+        columns[plan.added(LATE)] = np.broadcast_to(late, n).copy()
+    return pd.DataFrame(columns)
+
+
+def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Output rows of several parts, in order.
+
+    A clock tick's row holds nulls in the input columns shown beside the results, and
+    pandas warns that all-null columns will count when it picks a concatenated column's
+    dtype: harmless here (an object or a float column converts to the schema's Spark
+    type either way), so that FutureWarning is not passed on to the user.
+    """
+    if len(frames) == 1:
+        return frames[0]
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", category=FutureWarning,
+                                message="The behavior of DataFrame concatenation with empty")
+        return pd.concat(frames, ignore_index=True)
 
 
 _WORKER_MONITORS: dict[str, Monitor] = {}

@@ -3,9 +3,11 @@
 Pipeline position: the last stage, like :mod:`spark_udf.batch`, for streaming
 DataFrames. :func:`monitor_stream_frame` takes a streaming DataFrame of
 events and a compiled :class:`qre.Monitor` and returns a streaming DataFrame
-of one output row per event: the key, time and tag columns under their own
-names, ``status`` and ``value`` (or ``status_F``/``value_F`` per output F), and
-``late``. :func:`monitor_stream` also starts the query, writing to files, a
+of one output row per event: the input's columns (``keep``: the key, time and
+tag columns and those named), ``status`` and ``value`` (or
+``status_F``/``value_F`` per output F), and ``late`` (each added name starting
+with ``prefix``; :mod:`qre.output`). Carried columns wait with their event in
+the state store. :func:`monitor_stream` also starts the query, writing to files, a
 ``foreachBatch`` function or a memory table, with a checkpoint.
 
 How it runs. ``groupBy(key).transformWithStateInPandas`` with one
@@ -109,12 +111,19 @@ class _Spec:
     rules: Rules
     fingerprint: str
     order_types: tuple[str, ...]  # Spark types (DDL) of plan.order, for the state schemas
+    carried_types: tuple[str, ...] = ()  # and of plan.carried (pending events keep them)
 
     @property
     def input_columns(self) -> list[str]:
-        """The operator's input columns, in order: key, order columns, times in µs."""
-        columns = list(dict.fromkeys([self.plan.key, *self.plan.order]))
+        """The operator's input columns, in order: key, order and carried columns, times
+        in µs."""
+        columns = self.plan.columns
         return [*columns, TIME_US] if self.rules.watermark or self.rules.timed else columns
+
+    @property
+    def pending_columns(self) -> list[str]:
+        """The columns of a pending event: order and carried columns, time in µs."""
+        return [*self.plan.order, *self.plan.carried, TIME_US]
 
     @property
     def meta_schema(self) -> str:
@@ -129,19 +138,22 @@ class _Spec:
 
     @property
     def pending_schema(self) -> str:
-        order = ", ".join(f"o{i} {t}" for i, t in enumerate(self.order_types))
-        return f"{order}, time_us long"
+        fields = [*(f"o{i} {t}" for i, t in enumerate(self.order_types)),
+                  *(f"c{i} {t}" for i, t in enumerate(self.carried_types)), "time_us long"]
+        return ", ".join(fields)
 
 
 def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
                          value: str | Sequence[str] | None = None, *,
                          watermark: Any = None, ttl: Any = None, time_unit: str = "s",
                          tiebreak: str | Sequence[str] = (), late: str = "flag",
-                         lateness: Any = None, engine: str = "auto",
+                         lateness: Any = None, keep: str | Sequence[str] | None = None,
+                         prefix: str = "", engine: str = "auto",
                          unknown_tags: str = "error") -> Any:
     """The streaming DataFrame of ``monitor`` run per key over the streaming ``df``.
 
-    Columns as :func:`spark_udf.monitor_frame`'s plus ``late`` (boolean).
+    Columns as :func:`spark_udf.monitor_frame`'s (``keep``, ``prefix`` alike) plus
+    ``late`` (boolean; also prefixed).
     ``watermark`` (a duration: ``"10 seconds"``, a ``timedelta``) makes events
     wait until the watermark passes them, so that events out of order by up
     to that much are processed in time order; None processes each
@@ -185,13 +197,14 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
         raise ValueError("monitor_stream: lateness needs a watermark (an event is accepted "
                          "while the watermark is below its time plus the lateness)")
     plan = make_plan("monitor_stream", df, monitor, key, time, tag, value, tiebreak, engine,
-                     unknown_tags, timed=True)
+                     unknown_tags, timed=True, keep=keep, prefix=prefix, added=[LATE])
     rules = _rules(monitor, df.schema[time].dataType, time_unit, delay_us is not None, ttl_us,
                    late, lateness_us)
     spec = _Spec(plan, rules, monitor_fingerprint(monitor),
-                 tuple(df.schema[c].dataType.simpleString() for c in plan.order))
+                 tuple(df.schema[c].dataType.simpleString() for c in plan.order),
+                 tuple(df.schema[c].dataType.simpleString() for c in plan.carried))
     _use_rocksdb(df.sparkSession)
-    events = df.select(*dict.fromkeys([key, *plan.order]))
+    events = df.select(*plan.columns)
     if rules.timed and delay_us is None:
         events = events.withColumn(TIME_US, _time_us(F.col(time), df.schema[time].dataType,
                                                      time_unit))
@@ -205,12 +218,13 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                   .withWatermark("__qre_event_time", f"{delay_us} microseconds")
                   .drop("__qre_event_time"))
     schema = StructType([*output_fields(df.schema, plan),
-                         StructField(LATE, BooleanType(), False)])
+                         StructField(plan.added(LATE), BooleanType(), False)])
     out = events.groupBy(key).transformWithStateInPandas(
         statefulProcessor=_MonitorProcessor(spec), outputStructType=schema,
         outputMode="Append", timeMode="EventTime" if delay_us is not None else "None")
     return nan_for_null(out, plan).observe(
-        METRICS, F.count(F.lit(1)).alias("rows"), F.count_if(F.col(LATE)).alias("late"))
+        METRICS, F.count(F.lit(1)).alias("rows"),
+        F.count_if(F.col(plan.added(LATE))).alias("late"))
 
 
 def _rules(monitor: Monitor, dtype: Any, time_unit: str, watermark: bool, ttl_us: int | None,
@@ -392,7 +406,7 @@ class _MonitorProcessor(StatefulProcessor):
         pending = None
         if n_pending:
             pending = pd.DataFrame([tuple(r) for r in self.pending.get()],
-                                   columns=[*spec.plan.order, TIME_US])
+                                   columns=spec.pending_columns)
         sent = tuple(zip(sent_us or (), sent_status or (), sent_value or (), strict=True))
         if config is None:  # nothing processed yet: only pending events
             return KeyState(pending=pending, sent=sent, ahead_us=ahead_us), timer_ms
@@ -416,7 +430,7 @@ class _MonitorProcessor(StatefulProcessor):
         if new.pending is not None:
             if new.pending is not old.pending:
                 self.pending.put([tuple(r) for r in
-                                  new.pending[[*self.spec.plan.order, TIME_US]].itertuples(
+                                  new.pending[self.spec.pending_columns].itertuples(
                                       index=False, name=None)])
         elif old.pending is not None:
             self.pending.clear()

@@ -6,9 +6,10 @@ which :func:`spark_udf.monitor_frame` refuses (derived tags run in both).
 :func:`monitor_timed` gives, per key, exactly the rows of
 :meth:`qre.Monitor.run_timed` (same order of equal times, same ticks, same
 stamps: it is the same code): the key, the stamp
-under the time column's name and type, the tag (``tick`` for a tick),
-``status`` and ``value``; a window aggregate emits one row per non-empty
-window.
+under the time column's name and type, the tag (the input's for an event's
+row, ``tick`` for a tick's), the event row's other input columns (null for
+a tick), ``status`` and ``value``; a window aggregate emits one row per
+non-empty window.
 
 How it runs: ``repartition(key)`` and ``mapInArrow``; each partition's
 events are gathered and go through ``run_timed`` in one call (all its keys
@@ -20,89 +21,64 @@ smaller. Cost: one shuffle, then the numpy/Numba cost of ``run_timed``.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from qre.clock import UNIT_NS, Clock
-from qre.derive import Derivation
-from qre.frames import value_columns_problem
+from qre.clock import UNIT_NS
 from qre.monitor import Monitor
-from qre.timed import needed_fields
 
-from .plan import worker_monitor
+from .plan import Plan, event_data, make_plan, output_fields, spark_frame, text, worker_monitor
 
 __all__ = ["monitor_timed"]
 
 
-@dataclass(frozen=True)
-class _TimedPlan:
-    """What a worker needs: the monitor (DT JSON, clock, derived tags) and the columns."""
-
-    dt_json: str
-    alphabet: tuple[str, ...]
-    clock: Clock | None
-    derivation: Derivation | None
-    key: str
-    time: str
-    tag: str
-    values: tuple[str, ...]
-    scalar: bool
-    options: tuple[tuple[str, Any], ...]
-    timezone: str
-
-
 def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
                   value: str | Sequence[str] | None = None, *, time_unit: str = "s",
-                  dedup: bool = False, engine: str = "auto", unknown_tags: str = "error",
-                  undefined: str = "drop") -> Any:
+                  tiebreak: str | Sequence[str] = (), keep: str | Sequence[str] | None = None,
+                  prefix: str = "", dedup: bool = False, engine: str = "auto",
+                  unknown_tags: str = "error", undefined: str = "drop") -> Any:
     """Run a timed ``monitor`` per key over ``df``: the rows of ``Monitor.run_timed``.
 
     ``time`` is a timestamp column (microseconds) or a number of ``time_unit``;
     ``value`` names the column read as ``cur`` or the columns read as
-    ``cur.FIELD`` (the fields of derived tags' predicates included). The other
-    options are those of :func:`qre.timed.run_timed`. Raises ValueError at once
-    for a missing column or value columns that do not fit the query.
+    ``cur.FIELD`` (the fields of derived tags' predicates included); equal times
+    are ordered by ``tiebreak``, the tag, the values (:mod:`qre.order`). Each row
+    holds the key, the stamp (under the time column's name and type), the tag
+    (the event's, as in the input, or ``tick``), the event row's other input
+    columns (``keep``: only these; null for a tick's row), then ``status`` and
+    ``value`` (names starting with ``prefix``). The other options are those of
+    :func:`qre.timed.run_timed`. Raises ValueError at once for a missing column,
+    a name collision or value columns that do not fit the query.
     """
-    from pyspark.sql.types import ByteType, DoubleType, StringType, StructField, StructType
+    from pyspark.sql.types import ByteType, DoubleType, StructField, StructType
 
-    values = (value,) if isinstance(value, str) else tuple(value or ())
-    for role, name in [("key", key), ("time", time), ("tag", tag), *(("value", v)
-                                                                     for v in values)]:
-        if name not in df.columns:
-            raise ValueError(f"monitor_timed: no column {name!r} for {role} in the DataFrame "
-                             f"(columns: {', '.join(df.columns)})")
     if time_unit not in UNIT_NS:
         raise ValueError(f"monitor_timed: time_unit must be one of {', '.join(UNIT_NS)}")
-    source = monitor.unoptimized or monitor.dt
-    problem = value_columns_problem(
-        needed_fields(monitor), source.reads_scalar_cur, values,
-        lambda col: "value column" if col is None else f"{col!r} to the value columns")
-    if problem is not None:
-        raise ValueError(problem)
-    if engine == "auto":
-        monitor.prepare("codegen")
-    plan = _TimedPlan(source.to_json(indent=None), tuple(monitor.alphabet), monitor.clock,
-                      monitor.derivation, key, time, tag, values, source.reads_scalar_cur,
-                      (("time_unit", time_unit), ("dedup", dedup), ("engine", engine),
-                       ("unknown_tags", unknown_tags), ("undefined", undefined)),
-                      df.sparkSession.conf.get("spark.sql.session.timeZone"))
-    schema = StructType([StructField(key, df.schema[key].dataType, True),
-                         StructField(time, df.schema[time].dataType, True),
-                         StructField(tag, StringType(), True),
-                         StructField("status", ByteType(), False),
-                         StructField("value", DoubleType(), True)])
-    events = df.select(*dict.fromkeys([key, time, tag, *values])).repartition(key)
+    df = spark_frame(df, "monitor_timed")
+    plan = make_plan("monitor_timed", df, monitor, key, time, tag, value, tiebreak, engine,
+                     unknown_tags, timed=True, keep=keep, prefix=prefix)
+    if len(plan.outputs) != 1:
+        raise ValueError(f"monitor_timed needs a monitor with one output, this one has "
+                         f"{len(plan.outputs)}")
+    options = (("time_unit", time_unit), ("dedup", dedup), ("engine", engine),
+               ("unknown_tags", unknown_tags), ("undefined", undefined))
+    (status, value_name), = plan.result_pairs
+    schema = StructType([*(f for f in output_fields(df.schema, plan)
+                           if f.name not in (status, value_name)),
+                         StructField(status, ByteType(), False),
+                         StructField(value_name, DoubleType(), True)])
+    events = df.select(*plan.columns).repartition(key)
 
     def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
-        return _run_partition(batches, plan, schema)
+        return _run_partition(batches, plan, options, schema)
 
     return events.mapInArrow(run_partition, schema)
 
 
-def _run_partition(batches: Iterator[Any], plan: _TimedPlan, schema: Any) -> Iterator[Any]:
+def _run_partition(batches: Iterator[Any], plan: Plan, options: tuple[tuple[str, Any], ...],
+                   schema: Any) -> Iterator[Any]:
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -111,31 +87,39 @@ def _run_partition(batches: Iterator[Any], plan: _TimedPlan, schema: Any) -> Ite
     if not frames:
         return
     events = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
-    m = worker_monitor(plan)  # type: ignore[arg-type]  # reads dt_json, alphabet, clock, derivation
-    options = dict(plan.options)
-    options["engine"] = m.resolve_engine(options["engine"])
-    if plan.scalar:
-        data: Any = _floats(events[plan.values[0]])
-    else:
-        data = {name: _floats(events[name]) for name in plan.values} or None
+    m = worker_monitor(plan)
+    run_options = dict(options)
+    run_options["engine"] = m.resolve_engine(run_options["engine"])
+    ties = {c: events[c].to_numpy() for c in plan.tiebreak} or None
     try:
-        out = m.run_timed(events[plan.time], events[plan.tag].to_numpy(dtype=object), data,
-                          keys=events[plan.key], **options)
+        out = m.run_timed(events[plan.time], events[plan.tag].to_numpy(dtype=object),
+                          event_data(events, plan), keys=events[plan.key], tiebreak=ties,
+                          **run_options)
     except ValueError as e:
         raise ValueError(f"monitor_timed (rows of one partition): {e}") from None
     arrow = to_arrow_schema(schema, timezone=plan.timezone)
+    row = out["row"].to_numpy()
+    is_event = row >= 0
     stamps = out["time"].to_numpy()
     time_type = arrow.field(plan.time).type
     if pa.types.is_timestamp(time_type):
         times = pa.array(stamps.astype("datetime64[us]")).cast(time_type)
     else:
         times = pa.array(stamps).cast(time_type)
-    columns = [pa.array(list(out["key"]), type=arrow.field(plan.key).type), times,
-               pa.array(out["tag"].astype(str).to_numpy(dtype=object), type=pa.string()),
-               pa.array(out["status"].to_numpy().astype(np.int8)),
-               pa.array(out["value"].to_numpy())]
+    source = events.iloc[np.maximum(row, 0)]
+    tags = np.where(is_event, source[plan.tag].map(text).to_numpy(dtype=object), "tick")
+    columns = []
+    for name in plan.shown:
+        if name == plan.key:
+            columns.append(pa.array(list(out["key"]), type=arrow.field(name).type))
+        elif name == plan.time:
+            columns.append(times)
+        elif name == plan.tag:
+            columns.append(pa.array(tags, type=pa.string()))
+        else:
+            cells = source[name].to_numpy(dtype=object)
+            columns.append(pa.array(np.where(is_event, cells, None),
+                                    type=arrow.field(name).type, from_pandas=True))
+    columns += [pa.array(out["status"].to_numpy().astype(np.int8)),
+                pa.array(out["value"].to_numpy())]
     yield pa.RecordBatch.from_arrays(columns, schema=arrow)
-
-
-def _floats(column: pd.Series) -> np.ndarray:
-    return pd.to_numeric(column).to_numpy(dtype=np.float64, na_value=np.nan)

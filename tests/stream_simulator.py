@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from qre import Monitor
 from spark_udf.keyed import TIME_US, KeyState, Rules, step, wake_ms
-from spark_udf.plan import make_plan
+from spark_udf.plan import concat_rows, make_plan
 
 ALPHABET = ("a", "b")
 US = 1_000_000  # times are whole seconds
@@ -67,7 +67,7 @@ def simulate(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
         if len(batch) and delay is not None:
             latest = max(latest or 0, int(batch[TIME_US].max()))
             watermark_ms = max(watermark_ms, (latest - delay * US) // 1000)
-    return (pd.concat([o for o in outputs if len(o)] or outputs[:1], ignore_index=True),
+    return (concat_rows([o for o in outputs if len(o)] or outputs[:1]),
             pd.concat([batches[0].iloc[:0], *behind], ignore_index=True))
 
 

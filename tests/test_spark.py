@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from keyed_oracle import expected_rows
+from keyed_oracle import canonical, expected_rows
 from query_strategies import temporal_queries, top_queries
 from strategies import keyed_events
 
@@ -59,10 +59,13 @@ def test_random_queries_match_run_keys(spark, method, text, frame) -> None:  # t
     m = qre(text, list(ALPHABET))
     df = spark.createDataFrame(frame, "k long, t long, tag string, v double")
     out = monitor_frame(df, m, key="k", time="t", tag="tag", value="v", method=method)
-    assert out.schema.simpleString() == ("struct<k:bigint,t:bigint,tag:string,"
+    assert out.schema.simpleString() == ("struct<k:bigint,t:bigint,tag:string,v:double,"
                                          "status:tinyint,value:double>")
     assert out.where("value IS NULL").count() == 0  # NaN unless defined, never null
-    assert_rows_equal(collected(out), expected_rows(m, frame, ["v"]))
+    got = collected(out)
+    # Every input row once, its columns as they were (kept beside the outputs).
+    assert canonical(got, ["k", "t", "tag", "v"]) == canonical(frame, ["k", "t", "tag", "v"])
+    assert_rows_equal(got.drop(columns="v"), expected_rows(m, frame, ["v"]))
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -80,7 +83,7 @@ def test_ties_follow_the_tiebreak_then_tag_then_value(spark, method) -> None:  #
                                   tiebreak="seq", method=method))
     # t=4 first (9), then seq 0, 1, 2: b 1, a 2, a 3
     assert got["value"].tolist() == [9.0, 91.0, 912.0, 9123.0]
-    assert_rows_equal(got, expected_rows(m, frame, ["v"], ["seq"]))
+    assert_rows_equal(got.drop(columns=["v", "seq"]), expected_rows(m, frame, ["v"], ["seq"]))
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -98,12 +101,39 @@ def test_records_and_several_outputs(spark, method) -> None:  # type: ignore[no-
     out = monitor_frame(spark.createDataFrame(frame), m, key="k", time="t", tag="tag",
                         value=["x", "y"], method=method)
     got = out.toPandas().sort_values(["k", "t"]).reset_index(drop=True)
-    assert list(got.columns) == ["k", "t", "tag", "status_s", "value_s", "status_p", "value_p"]
+    assert list(got.columns) == ["k", "t", "tag", "x", "y", "status_s", "value_s", "status_p",
+                                 "value_p"]
     # key 7 in time order: b (y=3), a (x=1), b (y=5); key 8: a (x=3)
     assert got["t"].tolist() == [0.5, 1.5, 2.5, 1.0]
     assert got["value_s"].tolist() == [0.0, 1.0, 1.0, 3.0]
     assert got["value_p"].tolist() == [3.0, 3.0, 8.0, 0.0]
     assert got["status_s"].tolist() == got["status_p"].tolist() == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_outputs_keep_the_input_columns_and_never_overwrite_one(spark, method) -> None:  # type: ignore[no-untyped-def]
+    """Every input column comes back beside the outputs (keep= chooses), so a result
+    joins back without guessing; an output named like a kept column is an error until a
+    prefix names it apart. A pandas frame is converted with the active session."""
+    frame = pd.DataFrame({"id": [10, 11, 12], "k": [1, 1, 2], "t": [2, 1, 1],
+                          "tag": ["a", "a", "a"], "value": [1.0, 2.0, 4.0],
+                          "note": ["x", "y", "z"]})
+    m = qre("iter(atom(a, cur), 0, +)", list(ALPHABET))
+    with pytest.raises(ValueError, match=r"'value' would overwrite.*prefix='qre_'"):
+        monitor_frame(spark.createDataFrame(frame), m, key="k", time="t", tag="tag",
+                      value="value", method=method)
+    out = monitor_frame(frame, m, key="k", time="t", tag="tag", value="value", prefix="qre_",
+                        method=method)
+    got = out.toPandas().sort_values("id").reset_index(drop=True)
+    assert list(got.columns) == ["id", "k", "t", "tag", "value", "note", "qre_status",
+                                 "qre_value"]
+    pd.testing.assert_frame_equal(got[frame.columns], frame, check_dtype=False)
+    assert got["qre_value"].tolist() == [3.0, 2.0, 4.0]  # key 1: t=1 (2), then t=2 (+1)
+    out = monitor_frame(frame, m, key="k", time="t", tag="tag", value="value", keep=["id"],
+                        method=method)
+    assert out.columns == ["id", "k", "t", "tag", "status", "value"]
+    with pytest.raises(ValueError, match="no column 'nope' to keep"):
+        monitor_frame(frame, m, key="k", time="t", tag="tag", value="value", keep="nope")
 
 
 def test_bad_columns_fail_before_the_job(spark) -> None:  # type: ignore[no-untyped-def]

@@ -90,3 +90,27 @@ def test_monitor_frame_refuses_timed_monitors_and_reads_timestamps(spark):
     with pytest.raises(ValueError, match=r"reads cur\.temp"):
         monitor_timed(df, qre("alphabet a; tag hot = cur.temp > 1; aggregate(count(), 1d)"),
                       "k", "ts", "tag")
+
+
+def test_timed_rows_keep_their_event_columns(spark):
+    """An event's row shows its input columns as they were (the input's tag, not the
+    derived one); a window's row (a tick) has none. Names may not collide."""
+    from spark_udf import monitor_timed
+
+    frame = pd.DataFrame({"id": [1, 2, 3], "k": ["x", "x", "x"], "t": [1, 2, 70],
+                          "tag": ["r", "r", "r"], "temp": [35.0, 36.0, 10.0]})
+    df = spark.createDataFrame(frame)
+    hot = qre("alphabet r; tag hot = r where cur.temp > 30; matched(seq(hot, hot))")
+    got = monitor_timed(df, hot, "k", "t", "tag", ["temp"]).toPandas()
+    assert list(got.columns) == ["id", "k", "t", "tag", "temp", "status", "value"]
+    assert got[["id", "t", "tag", "temp"]].values.tolist() == [[1, 1, "r", 35.0],
+                                                                [2, 2, "r", 36.0],
+                                                                [3, 70, "r", 10.0]]
+    assert got["value"].tolist() == [0.0, 1.0, 0.0]
+    window = qre("alphabet r; aggregate(max(cur.temp), 1min)")
+    got = monitor_timed(df, window, "k", "t", "tag", ["temp"], keep=["id"]).toPandas()
+    assert list(got.columns) == ["id", "k", "t", "tag", "status", "value"]
+    assert got["id"].isna().all() and (got["tag"] == "tick").all()
+    assert got["value"].tolist() == [36.0, 10.0]
+    with pytest.raises(ValueError, match="'status' would overwrite"):
+        monitor_timed(df.withColumnRenamed("id", "status"), window, "k", "t", "tag", ["temp"])
