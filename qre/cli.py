@@ -7,8 +7,10 @@ Subcommands::
     qre check restartable Q [--max-states N] [--json]
     qre check language Q [--max-configs N] [--json]
     qre run Q --input FILE [--key COL] [--tag COL] [--time COL] [--value COL ...]
+            [--tiebreak COL ...] [--time-unit U] [--alphabet a,b] [--prefix P]
             [--skip-unknown] [--engine {auto,reference,table,codegen}]
             [--output FILE] [--json]
+    qre --version
 
 ``Q`` is query text, ``@path/to/file.qre`` (the text of that file) or a path
 ending in ``.json`` holding a DT (the format of :mod:`dt.json_io`).
@@ -30,19 +32,26 @@ DT (the optimizer keeps every run with restarts exactly, so the answer is the
 DT-as-compiled's); a witness is replayed on the DT as compiled too.
 
 ``run`` writes one row per input row, in input order (like a pandas
-transform): the input columns, then ``status`` (0 undefined, 1 defined,
-2 conflict) and ``value`` (NaN unless defined), or ``status_F``/``value_F``
-per output F. A row's output is the monitor's output (of its key, with
-``--key``) after its event (seed 003, §5.1: the configuration after the
-prefix, restricted to F). Events are processed in input order, or with
-``--time COL`` in the order of that column, within each key: a *stable*
-sort, so ties keep input order. Times are numbers (int/float), datetimes
-(Parquet timestamps) or, in CSV, text read as numbers or ISO 8601 datetimes
-(no offset: UTC). ``--input -`` reads CSV from stdin; ``--output -`` (or no
-``--output``) writes CSV to stdout.
+transform): the input columns, unchanged, then ``status`` (0 undefined,
+1 defined, 2 conflict) and ``value`` (NaN unless defined), or
+``status_F``/``value_F`` per output F (:mod:`qre.output`; ``--prefix P``
+starts each of these names with P, and an output named like an input column
+is an error, never an overwrite). A row's output is the monitor's output (of
+its key, with ``--key``) after its event (seed 003, §5.1: the configuration
+after the prefix, restricted to F). Events are processed in input order, or
+with ``--time COL`` in the order of that column within each key, equal times
+by :mod:`qre.order`'s rule (``--tiebreak`` columns, the tag, the ``--value``
+columns, then input order) — the rule of every entry point, Spark's
+included. Times are numbers (int/float), datetimes (Parquet timestamps) or,
+in CSV, text read as numbers or ISO 8601 datetimes (no offset: UTC).
+``--input -`` reads CSV from stdin; ``--output -`` (or no ``--output``)
+writes CSV to stdout. A timed query (windows, a clock, ``within``) writes
+the rows it emits instead: key, stamp, tag, the event row's other columns
+(empty for a window's row), ``row``, [``start``], ``status``, ``value``.
 
-Data rules of ``run``: CSV tag and key cells are text as written; a missing
-tag or time is an error, and so is a tag outside the alphabet unless
+Data rules of ``run``: CSV tag and key cells are text as written; without
+``--tag`` and without a ``tag`` column, a query whose events have one tag
+gives it to every event; a missing tag or time is an error, and so is a tag outside the alphabet unless
 ``--skip-unknown``: then the event is dropped (the configuration is left
 unchanged, as :meth:`Monitor.run` with ``unknown_tags="skip"`` does) and its
 row repeats its key's previous output (the empty-stream output if none) --
@@ -83,7 +92,7 @@ from .clock import UNIT_NS
 from .errors import QreError
 from .monitor import ENGINES, Monitor
 from .output import check_no_collision, result_columns
-from .timed import is_timed
+from .timed import input_tags, is_timed
 
 __all__ = ["UsageError", "build_parser", "main"]
 
@@ -479,26 +488,33 @@ _RUN_EPILOG = """\
 Q is query text, @path/to/file.qre, or a path ending in .json holding a DT.
 
 output: every input row in input order (like a pandas transform), its columns
-followed by status (0 undefined, 1 defined, 2 conflict) and value (empty/NaN
-unless defined) -- status_F and value_F for each output F of a DT with several
-outputs. A row's status and value are the monitor's output (of the row's key,
-with --key) after the row's event, in the order events are processed.
+unchanged, followed by status (0 undefined, 1 defined, 2 conflict) and value
+(empty/NaN unless defined) -- status_F and value_F for each output F of a
+monitor with several outputs. --prefix P names them P+status, P+value; an
+output named like an input column is an error (pass --prefix), never an
+overwrite. A row's status and value are the monitor's output (of the row's
+key, with --key) after the row's event, in the order events are processed.
 
 timed queries (aggregate windows, a clock period, matched(within(...))) need
 --time: the output is then the emitted rows of Monitor.run_timed -- per key in
 event-time order, one row per non-empty window (stamped at the window's end
 minus one time unit) or per event with a defined output: the key, time and tag
-columns, row (the input row, -1 for a clock tick), status and value.
+columns, the event row's other input columns (empty for a window's row), row
+(the input row, -1 for a clock tick), start (a window's), status and value.
 --time-unit says what a numeric time counts (s, ms, us, ns, min, h, d).
 
 order: without --time, events are processed in input order; with --time COL,
-in order of that column (within each key with --key), ties in input order (a
-stable sort). Times are numbers (int or float) or datetimes: Parquet
-timestamps, or in CSV ISO 8601 text (2024-05-01T12:00:00+02:00; no offset
-means UTC). A missing or unparsable time is an error.
+in order of that column (within each key with --key), equal times ordered by
+the --tiebreak columns, then the tag, then the --value columns, then input
+order -- the rule of every qre entry point (Spark's too: it has no input
+order, so the rule looks at the rows' contents first). Times are numbers (int
+or float) or datetimes: Parquet timestamps, or in CSV ISO 8601 text
+(2024-05-01T12:00:00+02:00; no offset means UTC). A missing or unparsable
+time is an error.
 
-data: CSV tag and key cells are read as text, exactly as written. A missing
-tag (empty cell) is an error; so is a tag outside the query's alphabet unless
+data: CSV tag and key cells are read as text, exactly as written. Without
+--tag and without a tag column, a query whose events have a single tag gives
+it to every event. A missing tag (empty cell) is an error; so is a tag outside the query's alphabet unless
 --skip-unknown is given: a skipped event leaves the monitor unchanged, so its
 row repeats the output of its key's previous event (the output on the empty
 stream if it is the first). --value cells must be numbers; an empty cell, NaN
@@ -511,6 +527,8 @@ examples:
   qre run @sum.qre --input events.csv --tag kind --value amount   # tags in column kind
   qre run @sum.qre --input events.csv --key user --value amount   # one stream per user
   qre run @sum.qre --input events.csv --key user --time ts --value amount
+  qre run @sum.qre --input events.csv --time ts --tiebreak seq --value amount
+  qre run 'sum(cur)' --input events.csv --value value --prefix qre_   # input has "value"
   qre run 'iter(atom(a, cur.x * cur.y), 0, +)' --input e.csv --value x --value y
   qre run @sum.qre --input events.csv --value amount --skip-unknown
   qre run @sum.qre --input events.csv --value amount --engine reference
@@ -552,15 +570,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     with --key, ties by the rule of qre.order); the outputs go back to the
     input rows either way.
     """
-    m = _load(args.query)
-    frame = _read_frame(args.input, [c for c in (args.tag, args.key) if c is not None])
+    m = _load(args.query, _alphabet(args.alphabet))
+    frame = _read_frame(args.input, [c for c in (args.tag or "tag", args.key) if c is not None])
+    tags = _tags(args, m, frame)
     if is_timed(m):
-        return _run_timed(args, m, frame)
+        return _run_timed(args, m, frame, tags)
     pairs = result_columns(m.outputs, args.prefix)
     _no_collision([c for pair in pairs for c in pair], frame.columns)
-    tags = frames.tag_column(frame, args.tag)
-    if not args.skip_unknown:
-        frames.check_tags(tags, m.alphabet, args.tag)
     keys = (None if args.key is None
             else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
     values = frames.event_values(m, frame, args.value or [])
@@ -573,6 +589,24 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for name, column in out.to_pandas(args.prefix).items():
         result[name] = column.to_numpy()
     return _write_result(args, result)
+
+
+def _tags(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame) -> np.ndarray:
+    """The events' tags: the --tag column (default ``tag``), checked against the alphabet
+    unless --skip-unknown; without --tag and without a ``tag`` column, a query whose
+    events have one tag gives every event that tag."""
+    if args.tag is None and "tag" not in frame.columns:
+        event_tags = input_tags(m)
+        if len(event_tags) == 1:
+            return np.full(len(frame), event_tags[0], dtype=object)
+        raise UsageError(f"--tag: no column 'tag' in the input (columns: "
+                         f"{', '.join(map(str, frame.columns))}); the query's events have tags "
+                         f"{', '.join(event_tags)}: name the column holding them with --tag COL")
+    name = args.tag or "tag"
+    tags = frames.tag_column(frame, name)
+    if not args.skip_unknown:
+        frames.check_tags(tags, m.alphabet, name)
+    return tags
 
 
 def _no_collision(outputs: list[str], inputs: Any) -> None:
@@ -604,7 +638,8 @@ def _write_result(args: argparse.Namespace, result: pd.DataFrame) -> int:
     return EXIT_OK
 
 
-def _run_timed(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame) -> int:
+def _run_timed(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame,
+               tags: np.ndarray) -> int:
     """A timed query (a window, a clock period, a pattern's within): the emitted rows of
     ``Monitor.run_timed``, per key in event-time order, each with its event's input
     columns (empty for a clock tick's row)."""
@@ -612,11 +647,8 @@ def _run_timed(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame) -> int
         raise UsageError("this query is timed (a window, a clock period or a within): give "
                          "the event times with --time COL")
     emitted = [f"{args.prefix}{c}" for c in ("row", "start", "status", "value")]
-    roles = {args.key or "key", args.time, args.tag}
+    roles = {args.key or "key", args.time, args.tag or "tag"}
     _no_collision(emitted, [c for c in frame.columns if c not in roles])
-    tags = frames.tag_column(frame, args.tag)
-    if not args.skip_unknown:
-        frames.check_tags(tags, m.alphabet, args.tag)
     keys = (None if args.key is None
             else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
     times = frames.event_times(frames.get_column(frame, args.time, "--time"), args.time)
@@ -637,10 +669,11 @@ def _with_input_columns(rows: pd.DataFrame, frame: pd.DataFrame,
     found = event >= 0
     inputs = frame.iloc[np.maximum(event, 0)].reset_index(drop=True)
     inputs = inputs.where(pd.Series(found), None) if not found.all() else inputs
-    key = args.key or "key"
+    key, tag = args.key or "key", args.tag or "tag"
     out = pd.DataFrame({key: rows["key"]} if "key" in rows else {})
     out[args.time] = rows["time"].to_numpy()
-    out[args.tag] = np.where(found, inputs[args.tag].astype(object), rows["tag"].astype(object))
+    given = inputs[tag].astype(object) if tag in inputs else rows["tag"].astype(object)
+    out[tag] = np.where(found, given, rows["tag"].astype(object))
     for c in frame.columns:
         if c not in out.columns:
             out[c] = inputs[c]
@@ -739,7 +772,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--input", metavar="FILE", required=True,
                    help=".csv or .parquet events; - reads CSV from stdin")
     p.add_argument("--key", metavar="COL", help="run one independent stream per key")
-    p.add_argument("--tag", metavar="COL", default="tag", help="tag column (default: tag)")
+    p.add_argument("--tag", metavar="COL",
+                   help="tag column (default: tag; without one, a query whose events have "
+                        "a single tag gives it to every event)")
+    p.add_argument("--alphabet", metavar="a,b",
+                   help="compile the query over these tags (default: its declaration, or "
+                        "the tags it mentions)")
     p.add_argument("--time", metavar="COL",
                    help="process events in order of this time column (per key; ties by "
                         "--tiebreak, tag, --value columns, then input order); output rows "

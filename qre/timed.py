@@ -52,7 +52,7 @@ from .patterns import WITHIN_PREFIX
 if TYPE_CHECKING:
     from .monitor import Monitor
 
-__all__ = ["TIME_FIELD", "is_timed", "needed_fields", "run_timed"]
+__all__ = ["TIME_FIELD", "input_tags", "is_timed", "needed_fields", "run_timed"]
 
 TIME_FIELD = "time"
 """The record field that carries the event time in a timed run (``cur.time``)."""
@@ -68,6 +68,13 @@ def needed_fields(m: Monitor) -> set[str]:
     if m.derivation is not None:
         reads |= set(m.derivation.predicates.fields)
     return {f for f in reads if f != TIME_FIELD and not f.startswith(WITHIN_PREFIX)}
+
+
+def input_tags(m: Monitor) -> tuple[str, ...]:
+    """The tags events may carry: the alphabet without the clock's tick and the derived
+    tags (which the monitor gives, the input does not)."""
+    derived = set() if m.derivation is None else {d.name for d in m.derivation.tags}
+    return tuple(t for t in m.alphabet if t != TICK and t not in derived)
 
 
 def is_timed(m: Monitor) -> bool:

@@ -459,6 +459,34 @@ def test_run_never_overwrites_an_input_column(capsys, tmp_path):
     assert rows["qre_value"].tolist() == np.cumsum(amounts).tolist()
 
 
+def test_run_without_a_tag_column_when_the_query_has_one_tag(capsys, tmp_path):
+    path = write_csv(tmp_path / "r.csv", "sensor,temp\ns1,10\ns1,20\ns2,5\n")
+    rows = run_rows(capsys, "alphabet m; avg(cur)", "--input", str(path), "--key", "sensor",
+                    "--value", "temp")
+    assert list(rows.columns) == ["sensor", "temp", "status", "value"]
+    assert rows["value"].tolist() == [10.0, 15.0, 5.0]
+    # Two tags: which column holds them must be said.
+    assert_user_error(*run_cli(capsys, "run", SUM_AB, "--input", str(path), "--value",
+                               "temp"), "no column 'tag'", "a, b", "--tag COL")
+    # A --tag named explicitly must exist.
+    assert_user_error(*run_cli(capsys, "run", "alphabet m; avg(cur)", "--input", str(path),
+                               "--tag", "kind", "--value", "temp"), "--tag", "'kind'")
+    # A timed query with one event tag (the tick is the clock's) works alike.
+    path = write_csv(tmp_path / "w.csv", "t,temp\n1,10\n2,20\n70,5\n")
+    rows = run_rows(capsys, "alphabet m; aggregate(max(cur), 1min)", "--input", str(path),
+                    "--time", "t", "--value", "temp")
+    assert rows["value"].tolist() == [20.0, 5.0] and (rows["tag"] == "tick").all()
+
+
+def test_run_alphabet_option(capsys, events):
+    """--alphabet as in check: the query mentions only a; the file also has b events."""
+    rows = run_rows(capsys, "sum(cur)", "--input", str(events), "--value", "v",
+                    "--alphabet", "a,b")
+    assert rows["value"].tolist() == [1.0, 3.0, 6.0, 10.0, 15.0]
+    assert_user_error(*run_cli(capsys, "run", "sum(cur)", "--input", str(events), "--value",
+                               "v", "--alphabet", "a"), "unknown tag 'b'")
+
+
 def test_run_two_outputs_collide_with_prefixed_names(capsys, events, tmp_path):
     """The proposed prefix avoids every input column, whatever they are called."""
     frame = pd.read_csv(events).assign(status=0, qre_status=0)
@@ -828,9 +856,11 @@ def test_run_help_has_an_example_per_option(capsys):
     examples = out[out.index("examples:"):]
     lines = [line for line in examples.splitlines() if "qre run" in line]
     for option in ("--input -", "--output -", "--output out", "--key", "--tag", "--time",
-                   "--value x --value y", "--skip-unknown", "--engine", "--json"):
+                   "--value x --value y", "--skip-unknown", "--engine", "--json", "--tiebreak",
+                   "--prefix"):
         assert any(option in line for line in lines), option
-    for rule in ("stable", "input order", "counted from 0", "repeats the output"):
+    for rule in ("--tiebreak columns, then the tag", "input order", "counted from 0",
+                 "repeats the output", "never an overwrite"):
         assert rule in " ".join(out.split()), rule
 
 
