@@ -51,14 +51,15 @@ the rows it emits instead: key, stamp, tag, the event row's other columns
 
 Data rules of ``run``: CSV tag and key cells are text as written; without
 ``--tag`` and without a ``tag`` column, a query whose events have one tag
-gives it to every event; a missing tag or time is an error, and so is a tag outside the alphabet unless
-``--skip-unknown``: then the event is dropped (the configuration is left
-unchanged, as :meth:`Monitor.run` with ``unknown_tags="skip"`` does) and its
-row repeats its key's previous output (the empty-stream output if none) --
-the output *is* unchanged after that row, and the kept tag column shows which
-rows were skipped. A ``--value`` cell must be a number; an empty cell or NaN
-is NaN, an ordinary data value. Data errors name the column and the row,
-counted from 0 over the data rows (the CSV header is not a row).
+gives it to every event; a missing tag or time is an error, and so is a tag
+outside the alphabet unless ``--skip-unknown``: then the event is dropped (the
+configuration is left unchanged, as :meth:`Monitor.run` with
+``unknown_tags="skip"`` does) and its row repeats its key's previous output
+(the empty-stream output if none) -- the output *is* unchanged after that row,
+and the kept tag column shows which rows were skipped. A ``--value`` cell must
+be a number; an empty cell or NaN is NaN, an ordinary data value. Data errors
+name the column and the row, counted from 0 over the data rows (the CSV header
+is not a row).
 """
 
 from __future__ import annotations
@@ -514,12 +515,13 @@ time is an error.
 
 data: CSV tag and key cells are read as text, exactly as written. Without
 --tag and without a tag column, a query whose events have a single tag gives
-it to every event. A missing tag (empty cell) is an error; so is a tag outside the query's alphabet unless
---skip-unknown is given: a skipped event leaves the monitor unchanged, so its
-row repeats the output of its key's previous event (the output on the empty
-stream if it is the first). --value cells must be numbers; an empty cell, NaN
-or NA is the float NaN, an ordinary data value. Errors name the row, counted
-from 0 over the data rows (the CSV header is not a row), and the column.
+it to every event. A missing tag (empty cell) is an error; so is a tag outside
+the query's alphabet unless --skip-unknown is given: a skipped event leaves
+the monitor unchanged, so its row repeats the output of its key's previous
+event (the output on the empty stream if it is the first). --value cells must
+be numbers; an empty cell, NaN or NA is the float NaN, an ordinary data value.
+Errors name the row, counted from 0 over the data rows (the CSV header is not
+a row), and the column.
 
 examples:
   qre run @sum.qre --input events.csv --value amount              # CSV to stdout
