@@ -361,12 +361,24 @@ def _equiv_statuses(args: argparse.Namespace, answer: StatusEquivalence) -> int:
 
 def _load_pair(q1: str, q2: str, alphabet: list[str] | None) -> tuple[Monitor, Monitor]:
     """Both monitors over ``alphabet``; without it, over the union of their alphabets
-    (a tag only one query mentions is then a tag the other ignores)."""
+    (a tag only one query mentions is then a tag the other ignores). A query that
+    declares its alphabet cannot be widened: it is a usage error naming it."""
     a, b = _load(q1, alphabet), _load(q2, alphabet)
-    if alphabet is None and set(a.alphabet) != set(b.alphabet):
-        union = list(dict.fromkeys([*a.alphabet, *b.alphabet]))
-        a, b = _load(q1, union), _load(q2, union)
-    return a, b
+    if alphabet is not None or set(a.alphabet) == set(b.alphabet):
+        return a, b
+    union = list(dict.fromkeys([*a.alphabet, *b.alphabet]))
+    pair = []
+    for name, spec, m, other in (("Q1", q1, a, b), ("Q2", q2, b, a)):
+        try:
+            pair.append(_load(spec, union))
+        except QreError:
+            extra = [t for t in other.alphabet if t not in m.alphabet]
+            raise UsageError(
+                f"{name} declares the alphabet {', '.join(m.alphabet)}, but the other query "
+                f"has the tag(s) {', '.join(extra)}: both are compared over one alphabet, so "
+                f"declare the same alphabet in both (or in neither: the union of the tags "
+                f"they mention is used)") from None
+    return pair[0], pair[1]
 
 
 def _json_xvalue(v: XValue) -> Any:
@@ -428,11 +440,16 @@ def _cmd_restartable(args: argparse.Namespace) -> int:
                            "restarted": _status_names(w.restarted),
                            "separate": _status_names(w.separate)}
         lines = ["not restartable", f"tags: {_tag_string(w.tags)}"]
-        lines += [f"  thread at position {t['position']}: initial {', '.join(t['initial'])}"
-                  for t in threads]
-        lines += [f"restarted run outputs: {', '.join(_status_names(w.restarted))}",
-                  f"separate threads give: {', '.join(_status_names(w.separate))}",
-                  sync_line]
+        if threads:
+            lines += [f"  thread at position {t['position']}: initial {', '.join(t['initial'])}"
+                      for t in threads]
+            lines += [f"restarted run outputs: {', '.join(_status_names(w.restarted))}",
+                      f"separate threads give: {', '.join(_status_names(w.separate))}"]
+        else:  # the union of no thread is all undefined: the DT outputs something from nothing
+            lines += ["  no thread started (every initial value undefined)",
+                      f"the run outputs: {', '.join(_status_names(w.restarted))}",
+                      f"but no thread means: {', '.join(_status_names(w.separate))}"]
+        lines.append(sync_line)
     _emit(args, data, lines)
     return EXIT_OK if answer.restartable else EXIT_NO
 

@@ -237,6 +237,14 @@ def _construct(q: ast.Query) -> str:
     return _BASE_NAMES.get(type(q), type(q).__name__.lower())
 
 
+def _short(q: ast.Query) -> str:
+    """The query's text for a message (sugar prints expanded), or a placeholder if long."""
+    from .printer import to_text
+
+    text = to_text(q)
+    return text if len(text) <= 40 else "<this query>"
+
+
 class _Checker:
     def __init__(self, alphabet: tuple[str, ...]) -> None:
         self.alphabet = alphabet
@@ -293,7 +301,8 @@ class _Checker:
         if missing is not None:
             raise QreTypeError(
                 f"{what} must be defined on every word (its L must be Σ*), but it is undefined "
-                f"or conflicting after {fa.format_word(missing)}",
+                f"or conflicting after {fa.format_word(missing)}: give it a default there, "
+                f"e.g. fill_with({_short(q)}, const(0))",
                 span=getattr(q, "span", None) or parent.span)
 
     # ------------------------------------------------------------------ base queries

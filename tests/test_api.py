@@ -79,6 +79,8 @@ def test_nan_and_inf_data_are_ordinary_values():
          "rate a and query 2 has rate a·b", 1, 1),
         ("alphabet a;\niter(atom(a, cur), 0, (x) -> x)", QreTypeError, "lambda takes 1", 2, 23),
         ("prefix_sum(atom(a, cur), 0, +)", QreTypeError, "defined on every word", 1, 12),
+        ("alphabet a, b; atom(a, cur) > const(1)", QreTypeError,
+         "give it a default there, e.g. fill_with(atom(a, cur), const(0))", 1, 16),
         ("or(fill(atom(a, cur)), atom(a, cur))", QreTypeError, "only at the top level", 1, 4),
         ("hist(atom(a, cur))", QreTypeError, "temporal", 1, 6),
         ("alphabet a;\nhist(window(101, cur, +) > const(0))", QreSyntaxError,

@@ -34,7 +34,7 @@ from util import same
 from dt.model import DT, Transition
 from dt.projection import status_vector
 from dt.reference import evaluate
-from dt.terms import Apply, Cur, Var
+from dt.terms import Apply, Const, Cur, Var
 from dt.values import BOT, TOP, XValue
 from qre import examples, qre
 from qre.cli import main
@@ -208,6 +208,14 @@ def test_equiv_over_the_union_of_the_alphabets(capsys):
     assert code == 1 and "shortest counterexample: (the empty stream)" in out
 
 
+def test_equiv_of_queries_declaring_different_alphabets(capsys):
+    """The message names the declaring query and the tags, not an alphabet= never passed."""
+    code, out, err = run_cli(capsys, "check", "equiv", "alphabet a; sum(cur)",
+                             "alphabet a, b; sum(cur)")
+    assert_user_error(code, out, err, "Q1 declares the alphabet a", "tag(s) b")
+    assert "alphabet=" not in err
+
+
 @pytest.mark.parametrize("argv, needles", [
     (["check", "equiv", SUM, "atom(b, cur)", "--alphabet", ","], ["--alphabet"]),
     (["check", "equiv", SUM, "atom(c, cur)", "--alphabet", "a,b"], []),
@@ -302,6 +310,16 @@ def test_not_restartable_paper_counterexample(capsys, tmp_path):
     w = data["witness"]
     assert w["restarted"] != w["separate"]
     assert set(w["tags"]) <= {"a", "b"} and w["threads"]
+
+
+def test_a_witness_without_threads_says_so(capsys):
+    """A DT that outputs something although no thread started (all initial values ⊥)."""
+    d = DT(("a",), ("i", "f"), ("i",), ("f",), (Transition("init", frozenset(), "f",
+                                                           Const(1.0)),))
+    code, out, _ = run_cli(capsys, "check", "restartable", _dt_file(d))
+    assert code == 1
+    assert "no thread started" in out and "the run outputs: defined" in out
+    assert "but no thread means: undefined" in out and "separate threads" not in out
 
 
 def test_restartable_reports_output_synchronization(capsys):
