@@ -177,6 +177,8 @@ class CodegenEngine(ArrayEngine):
         """
         start = time.perf_counter()
         on_disk = _on_disk(self.path)
+        if not on_disk:
+            self._announce("the kernel")
         mod = self.module()
         q, f, i = self.tables.n_states, len(self.columns), len(self.dt.initial)
         status, value = np.zeros(q, dtype=np.uint8), np.full(q, np.nan)
@@ -238,11 +240,21 @@ class CodegenEngine(ArrayEngine):
         fn = getattr(self.module(), name)
         if fn.signatures:
             return fn(*args)
+        if not _on_disk(self.path):
+            self._announce(name)
         start = time.perf_counter()
         out = fn(*args)
         logger.info("codegen %s: %s ready in %.3f s", self.digest[:12], name,
                     time.perf_counter() - start)
         return out
+
+
+    def _announce(self, what: str) -> None:
+        """Say, before it starts, that a compile is coming: seconds for a small DT, more
+        for a large one (README), during which nothing else would show."""
+        logger.info("codegen %s: compiling %s with Numba (%d states, DT size %d); then "
+                    "cached in %s", self.digest[:12], what, self.tables.n_states,
+                    self.dt.size, self.path.parent)
 
 
 def is_ready(dt: DT) -> bool:

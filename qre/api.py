@@ -13,6 +13,8 @@ compilation is quadratic (Theorem 5.7).
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Mapping, Sequence
 
 from dt import constructions
@@ -27,6 +29,8 @@ from .parser import parse
 from .typing import Typed, check, mentioned_tags, resolve
 
 __all__ = ["qre"]
+
+log = logging.getLogger(__name__)
 
 Query = str | ast.Program | ast.Query
 
@@ -59,9 +63,14 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
     if isinstance(query, Mapping):
         return _several(query, alphabet, optimize)
     text = query if isinstance(query, str) else None
+    start = time.perf_counter()
     program = parse(query) if isinstance(query, str) else query
     typed = check(program, alphabet, text)
+    log.info("compiling a query of %d nodes over %d tags to a DT",
+             ast.query_size(typed.query), len(typed.alphabet))
     compiled = compile_query(typed.query, typed.alphabet)
+    log.info("DT of %d states (size %d) after %.2f s%s", len(compiled.value.states),
+             compiled.value.size, time.perf_counter() - start, "; optimizing" * optimize)
     clock = None
     if typed.period is not None:
         # A window aggregate is silent after `slots` idle ticks (dt.windows).

@@ -93,6 +93,7 @@ from .clock import UNIT_NS
 from .errors import QreError
 from .monitor import ENGINES, Monitor
 from .output import check_no_collision, result_columns
+from .progress import Progress, configure_logging
 from .timed import input_tags, is_timed
 
 __all__ = ["UsageError", "build_parser", "main"]
@@ -589,11 +590,31 @@ def _cmd_run(args: argparse.Namespace) -> int:
     with --key, ties by the rule of qre.order); the outputs go back to the
     input rows either way.
     """
-    m = _load(args.query, _alphabet(args.alphabet))
-    frame = _read_frame(args.input, [c for c in (args.tag or "tag", args.key) if c is not None])
+    progress = Progress(verbose=args.verbose > 0)
+    with progress.stage("compile") as stage:
+        m = _load(args.query, _alphabet(args.alphabet))
+        stage.detail = f"{len(m.dt.states)} states"
+    with progress.stage("read") as stage:
+        frame = _read_frame(args.input, [c for c in (args.tag or "tag", args.key)
+                                         if c is not None])
+        stage.rows, stage.detail = len(frame), args.input
     tags = _tags(args, m, frame)
-    if is_timed(m):
-        return _run_timed(args, m, frame, tags)
+    with progress.stage("run") as stage:
+        if is_timed(m):
+            result = _run_timed(args, m, frame, tags)
+        else:
+            result = _run_rows(args, m, frame, tags)
+        stage.rows, stage.detail = len(frame), f"engine {m.resolve_engine(args.engine)}"
+    with progress.stage("write") as stage:
+        code = _write_result(args, result)
+        stage.rows, stage.detail = len(result), args.output or "stdout"
+    progress.finish()
+    return code
+
+
+def _run_rows(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame,
+              tags: np.ndarray) -> pd.DataFrame:
+    """An untimed query: the input rows, each with its outputs."""
     pairs = result_columns(m.outputs, args.prefix)
     _no_collision([c for pair in pairs for c in pair], frame.columns)
     keys = (None if args.key is None
@@ -607,7 +628,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     result = frame.copy()
     for name, column in out.to_pandas(args.prefix).items():
         result[name] = column.to_numpy()
-    return _write_result(args, result)
+    return result
 
 
 def _tags(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame) -> np.ndarray:
@@ -658,7 +679,7 @@ def _write_result(args: argparse.Namespace, result: pd.DataFrame) -> int:
 
 
 def _run_timed(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame,
-               tags: np.ndarray) -> int:
+               tags: np.ndarray) -> pd.DataFrame:
     """A timed query (a window, a clock period, a pattern's within): the emitted rows of
     ``Monitor.run_timed``, per key in event-time order, each with its event's input
     columns (empty for a clock tick's row)."""
@@ -675,7 +696,7 @@ def _run_timed(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame,
                        keys=keys, time_unit=args.time_unit, engine=args.engine,
                        unknown_tags="skip" if args.skip_unknown else "error",
                        tiebreak=_tiebreak(args, frame))
-    return _write_result(args, _with_input_columns(rows, frame, args))
+    return _with_input_columns(rows, frame, args)
 
 
 def _with_input_columns(rows: pd.DataFrame, frame: pd.DataFrame,
@@ -740,6 +761,9 @@ def build_parser() -> argparse.ArgumentParser:
                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version",
                         version=f"qre {__version__} (distribution qre-monitor)")
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="say what qre is doing on stderr: stages, rows and seconds, "
+                             "compiles (-vv: debug)")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     def json_flag(p: argparse.ArgumentParser) -> None:
@@ -838,7 +862,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as e:  # --help and --version exit through argparse
         return int(e.code or 0) if not isinstance(e.code, str) else EXIT_ERROR
     try:
-        return int(args.handler(args))
+        with configure_logging(args.verbose):
+            return int(args.handler(args))
     except QreError as e:
         # A query error keeps its located message: line, column and caret.
         print(f"qre: {e}", file=sys.stderr)

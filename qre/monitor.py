@@ -57,7 +57,9 @@ use, e.g. ``m.prepare("codegen")`` before a long run.
 
 from __future__ import annotations
 
+import logging
 import numbers
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -77,6 +79,8 @@ from .order import processing_order, sortable_times
 from .output import Output, check_output_names
 
 __all__ = ["ENGINES", "Monitor", "Output", "Session", "Stats", "tag_codes"]
+
+log = logging.getLogger(__name__)
 
 ENGINES = ("auto", "reference", "table", "codegen")
 """Engine names of API.md."""
@@ -223,7 +227,11 @@ class Monitor:
                        output_names=names)
         from codegen.optimize import optimize as optimize_dt
 
-        return cls(optimize_dt(d), identity, source, unoptimized=d, clock=clock,
+        start = time.perf_counter()
+        optimized = optimize_dt(d)
+        log.info("optimized to %d states (size %d) in %.2f s", len(optimized.states),
+                 optimized.size, time.perf_counter() - start)
+        return cls(optimized, identity, source, unoptimized=d, clock=clock,
                    derivation=derivation, output_names=names)
 
     # ------------------------------------------------------------------ properties

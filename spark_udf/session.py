@@ -1,7 +1,9 @@
 """The embedded Spark: a local SparkSession set up for small jobs and tests (API.md, "Spark").
 
 ``local_session()`` returns the active session if there is one, else builds
-``local[*]`` with what a laptop-sized job wants: no web UI, few shuffle
+``local[*]`` with what a laptop-sized job wants: no web UI, Spark's console
+progress bar when stderr is a terminal (a long job shows its stages and
+tasks; in a log file or a pipe it would be noise), few shuffle
 partitions (the default 200 makes every small shuffle pay for 200 tasks),
 Arrow for pandas conversions and pandas UDFs, UTC as the session time zone
 (event times must not move with the machine's zone), RocksDB for streaming
@@ -18,13 +20,12 @@ import logging
 import os
 import sys
 
-__all__ = ["local_session"]
+__all__ = ["DEFAULT_CONFIG", "default_config", "local_session"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_CONFIG: dict[str, str] = {
     "spark.ui.enabled": "false",
-    "spark.ui.showConsoleProgress": "false",
     "spark.sql.shuffle.partitions": "4",
     "spark.default.parallelism": "4",
     "spark.sql.execution.arrow.pyspark.enabled": "true",
@@ -34,14 +35,24 @@ DEFAULT_CONFIG: dict[str, str] = {
     "spark.sql.streaming.stateStore.providerClass":
         "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider",
 }
-"""Settings of :func:`local_session`; ``config`` entries override them."""
+"""Settings of :func:`local_session` (with :func:`default_config`'s progress bar);
+``config`` entries override them."""
+
+
+def default_config(terminal: bool | None = None) -> dict[str, str]:
+    """:data:`DEFAULT_CONFIG`, with Spark's console progress bar on when ``terminal``
+    (default: stderr is a terminal)."""
+    if terminal is None:
+        terminal = sys.stderr.isatty()
+    return {**DEFAULT_CONFIG, "spark.ui.showConsoleProgress": "true" if terminal else "false"}
 
 
 def local_session(app_name: str = "qre", *, master: str = "local[*]",
                   config: dict[str, str] | None = None, log_level: str = "ERROR"):
     """The embedded default SparkSession: ``local[*]``, no UI, few partitions, Arrow on.
 
-    ``config`` adds or overrides Spark settings (see :data:`DEFAULT_CONFIG`).
+    ``config`` adds or overrides Spark settings (see :data:`DEFAULT_CONFIG`; Spark's
+    progress bar shows when stderr is a terminal, :func:`default_config`).
     If a session is already active it is returned as it is (Spark has one
     per JVM); ``config`` then only applies to runtime settings.
     """
@@ -50,7 +61,7 @@ def local_session(app_name: str = "qre", *, master: str = "local[*]",
     # Workers must run this interpreter: the venv that has qre, numba and pyarrow.
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-    settings = {**DEFAULT_CONFIG, **(config or {})}
+    settings = {**default_config(), **(config or {})}
     active = SparkSession.getActiveSession()
     if active is not None:
         for name, value in (config or {}).items():
