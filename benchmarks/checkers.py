@@ -157,7 +157,7 @@ let ok     = fill_with(split(any_word(), atom(ok, 1), snd), const(0)) > const(0)
 _LAST_FIVE = """alphabet m;
 let recent = fill_with(avg_last({k}, cur), avg(cur));
 let bound  = combine(avg(cur), std(cur), (m, s) -> m + 2 * s);
-hist(count() >= const(5) -> recent > bound)"""
+recent > bound"""
 
 README: dict[str, tuple[str, str]] = {
     "running balance": (

@@ -65,7 +65,7 @@ QUERIES: dict[str, tuple[str, tuple[str, ...]]] = {
         "!ok since failed",
         ("ok", "fail"),
     ),
-    "nested (size 232)": (
+    "nested": (
         "let recent = fill_with(avg_last(5, cur), avg(cur));\n"
         "let bound  = combine(avg(cur), std(cur), (m, s) -> m + 2 * s);\n"
         "let spike  = count() >= const(5) -> recent > bound;\n"

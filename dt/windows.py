@@ -47,6 +47,12 @@ register, which no transition reads. So the runtime may skip every tick of an
 idle gap after the k-th (the clock's horizon, :class:`qre.clock.Clock`) and
 compute the same outputs. The DT is not restartable (it is a top-level
 query, never composed), and its facts say nothing about it.
+
+The same folds also run over every event so far: :func:`event_fold` for the
+pattern queries (top level, output after each event) and :func:`running_fold`
+for the running folds of QRE-Past (``fold(...)`` as a query, and the ``var``
+and ``std`` sugar): a restartable base DT whose output is defined on every
+word, the empty one included, so that it composes like any base query.
 """
 
 from __future__ import annotations
@@ -56,10 +62,10 @@ from dataclasses import dataclass
 
 from .builder import Builder
 from .errors import DTError
-from .model import DT
+from .model import DT, EPS, Facts
 from .terms import Const, Term, Var
 
-__all__ = ["START", "TICK", "Fold", "event_fold", "window_aggregate"]
+__all__ = ["START", "TICK", "Fold", "event_fold", "running_fold", "window_aggregate"]
 
 TICK = "tick"
 """The tag of a clock tick (reserved in a query that declares a period)."""
@@ -180,17 +186,55 @@ def event_fold(alphabet: Iterable[str], fold: Fold, start: Term) -> DT:
     the output is ``fold.output`` of the new registers. Size linear in the fold's terms
     times the alphabet.
     """
-    sigma = tuple(alphabet)
-    b = Builder(sigma)
-    x = b.state("x")
-    out = b.state("out")
-    regs = b.states(f"r_{r}" for r in fold.registers)
+    b, x, out, regs = _fold_states(alphabet, fold)
     for q, v in zip(regs, fold.init, strict=True):
         b.add("init", [Var(x, True)], q, Const(v))
     new = {Var(r): Var(q, True) for r, q in zip(fold.registers, regs, strict=True)}
-    for tag in sigma:
-        here, _ = fold.renamed(regs, start)
-        for q, u in zip(regs, fold.updates(tag), strict=True):
-            b.add(tag, [Var(s) for s in regs], q, u.substitute(here))
+    for tag in b.alphabet:
+        _update(b, tag, fold, regs, start)
         b.add(tag, new.values(), out, fold.output.substitute(new))
     return b.freeze([x], [out])
+
+
+def running_fold(alphabet: Iterable[str], fold: Fold) -> DT:
+    """A fold over every event so far as a base DT ``x ⇉ out`` (a QRE-Past base query of
+    rate Σ*): on the empty word the output is ``fold.output`` of ``fold.init``, after each
+    event ``fold.output`` of the updated registers. The updates must not read
+    :data:`START` (there is no match to start).
+
+    Unlike :func:`event_fold`, the registers are set from ``x'`` by *epsilon* transitions,
+    so a value placed on x in the middle of a run (a restart, §5.2.2) starts a fresh
+    thread at init. Restartable (Definition 5.4): every update reads all the registers,
+    so the registers are ⊥ with no thread (nothing else writes them), defined with one,
+    and ⊤ — all of them, from then on — with two or more (the fresh thread's initial
+    value meets the older thread's update); the output is then ⊤, which is the union
+    of two threads' outputs, both defined on every word. Size: 2 + m + m·3 + |Σ|·Σ_j(m +
+    1 + size(u_j)) + m + 1 + size(out) for m registers.
+    """
+    for u in (u for us in (fold.update, *(u for _, u in fold.by_tag)) for u in us):
+        if START in u.variables():
+            raise DTError(f"the update {u} reads {START.name}: a running fold starts no match")
+    b, x, out, regs = _fold_states(alphabet, fold)
+    for q, v in zip(regs, fold.init, strict=True):
+        b.add(EPS, [Var(x, True)], q, Const(v))
+    for tag in b.alphabet:
+        _update(b, tag, fold, regs, Const(0.0))
+    new = {Var(r): Var(q, True) for r, q in zip(fold.registers, regs, strict=True)}
+    b.add(EPS, new.values(), out, fold.output.substitute(new))
+    return b.freeze([x], [out], Facts(restartable=True, output_synchronized=True))
+
+
+def _fold_states(alphabet: Iterable[str], fold: Fold) -> tuple[Builder, str, str, tuple[str, ...]]:
+    """A builder with the input x, the output and one state per register."""
+    b = Builder(tuple(alphabet))
+    x = b.state("x")
+    out = b.state("out")
+    return b, x, out, b.states(f"r_{r}" for r in fold.registers)
+
+
+def _update(b: Builder, tag: str, fold: Fold, regs: tuple[str, ...], start: Term) -> None:
+    """The update transitions at ``tag``, each strict in every register and reading their
+    old values (the updates are simultaneous)."""
+    here, _ = fold.renamed(regs, start)
+    for q, u in zip(regs, fold.updates(tag), strict=True):
+        b.add(tag, [Var(s) for s in regs], q, u.substitute(here))

@@ -14,7 +14,10 @@ parsed query equals the same query built in code.
 Three kinds of query (Figure 26):
 
 * quantitative base queries α — :class:`Atom`, :class:`Eps`, :class:`Or`,
-  :class:`Split`, :class:`Iter`, :class:`Combine`, :class:`PrefixSum`;
+  :class:`Split`, :class:`Iter`, :class:`Combine`, :class:`PrefixSum`, and
+  :class:`RunningFold` (this project's one base construct beyond Figure 26: a
+  fold with several registers over the events so far, which ``iter`` cannot
+  express since it folds one value; the ``var`` and ``std`` sugar use it);
 * top-level quantitative queries β — α, :class:`Fill`, :class:`FillWith`;
 * temporal queries φ — :class:`Compare`, :class:`BoolOp`, :class:`Not`,
   :class:`Prev`, :class:`Hist`, :class:`Once`, :class:`Since`.
@@ -56,6 +59,7 @@ __all__ = [
     "Eps",
     "Fill",
     "FillWith",
+    "FoldBody",
     "Hist",
     "Iter",
     "Lambda",
@@ -78,6 +82,7 @@ __all__ = [
     "Prev",
     "Program",
     "Query",
+    "RunningFold",
     "Since",
     "Span",
     "Split",
@@ -255,6 +260,34 @@ class PrefixSum:
 
 
 @dataclass(frozen=True, slots=True)
+class FoldBody:
+    """Registers, their initial values, one update term per register (over the registers
+    and cur) and an output term (over the registers): what :class:`RunningFold` and
+    :class:`WindowFold` share (:class:`dt.windows.Fold` is its DT-level form)."""
+
+    registers: tuple[str, ...]
+    init: tuple[float, ...]
+    update: tuple[Term, ...]
+    output: Term
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "init", tuple(_canonical_init(v) for v in self.init))
+
+
+@dataclass(frozen=True, slots=True)
+class RunningFold(FoldBody):
+    """``fold([i1, …], (r1, …) -> [u1, …], (r1, …) -> out)``: registers r1, … start at
+    i1, …; every event sets them all at once to u1, … (terms over the registers' old
+    values and cur); the value is out (a term over the registers) — on every word, the
+    empty one included (out of the initial values). Rate Σ*.
+
+    The same fold as an ``aggregate`` function (:class:`WindowFold`) runs over each
+    window's events instead; compiled by :func:`dt.windows.running_fold`.
+    """
+
+
+@dataclass(frozen=True, slots=True)
 class Fill:
     """``fill(α)``: the last defined value of α (top level only). Rate L(α)·Σ*."""
 
@@ -371,18 +404,9 @@ class WindowFunction:
 
 
 @dataclass(frozen=True, slots=True)
-class WindowFold:
+class WindowFold(FoldBody):
     """``fold([i1, …], (r1, …) -> [u1, …], (r1, …) -> out)``: a user-defined window
     function; the updates read the registers and cur, the output the registers."""
-
-    registers: tuple[str, ...]
-    init: tuple[float, ...]
-    update: tuple[Term, ...]
-    output: Term
-    span: Span | None = _NO_SPAN
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "init", tuple(_canonical_init(v) for v in self.init))
 
 
 @dataclass(frozen=True, slots=True)
@@ -504,8 +528,8 @@ class Name:
     span: Span | None = _NO_SPAN
 
 
-Query = (Atom | Eps | Or | Split | Iter | Combine | PrefixSum | Fill | FillWith | Compare
-         | BoolOp | Not | Prev | Hist | Once | Since | Name | Aggregate | Matches)
+Query = (Atom | Eps | Or | Split | Iter | Combine | PrefixSum | RunningFold | Fill | FillWith
+         | Compare | BoolOp | Not | Prev | Hist | Once | Since | Name | Aggregate | Matches)
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ function                               text form
 ``iter_(q, init, op)``                 ``iter(q, init, op)``
 ``combine(q1, …, qk, op=op)``          ``combine(q1, …, qk, op)``
 ``prefix_sum(q, init, op)``            ``prefix_sum(q, init, op)``
+``fold(regs, init, update, output)``   ``fold([i1, …], (r1, …) -> [u1, …], (r1, …) -> out)``
 ``fill(q)``, ``fill_with(q, d)``       ``fill(q)``, ``fill_with(q, d)``
 ``lt(q1, q2)``, ``le(q1, q2)``         ``q1 < q2``, ``q1 <= q2``
 ``gt(q1, q2)``, ``ge(q1, q2)``         ``q1 > q2``, ``q1 >= q2``
@@ -42,13 +43,16 @@ function                               text form
 
 The sugar forms of :mod:`qre.sugar`, under their text names (a trailing ``_``
 where the text name is a Python builtin): ``any_(t)`` is ``any(t)``,
-``sum_(t)`` is ``sum(t)``; ``any_word()``, ``const(c)``, ``count()``,
+``sum_(t)`` is ``sum(t)``, ``max_(t)``/``min_(t)`` are ``max(t)``/``min(t)``;
+``any_word()``, ``const(c)``, ``count()``,
 ``avg(t)``, ``var(t)``, ``std(t)``, ``last(t)``, ``window(k, t, op)`` and
 ``avg_last(k, t)`` keep their names. Each returns the core expansion that the
 text form stands for (see :mod:`qre.sugar` for the table).
 
 Arguments, as in the text:
 
+* a *query* is a node built here, or a number (not a bool): ``gt(avg("cur"), 3)``
+  is ``avg(cur) > 3``, i.e. ``gt(avg("cur"), const(3))``.
 * a *term* ``t`` is a :class:`dt.terms.Term`, TERM text (``"cur.price * 2"``,
   read with :func:`dt.terms.parse_term`) or a number (a constant). What it may
   read is checked where the text syntax checks it: an atom's term and a sugar
@@ -100,6 +104,7 @@ __all__ = [
     "eq",
     "fill",
     "fill_with",
+    "fold",
     "ge",
     "gt",
     "hist",
@@ -114,6 +119,8 @@ __all__ = [
     "lnot",
     "lor",
     "lt",
+    "max_",
+    "min_",
     "once",
     "or_",
     "prefix_sum",
@@ -171,16 +178,19 @@ def _tag(value: object, where: str) -> str:
 
 
 def _query(value: object, where: str, role: str = "argument") -> ast.Query:
-    """A query node; the hint says what to write for the usual mistakes."""
+    """A query node, or a number for ``const(c)`` (as in the text); the hint says what to
+    write for the usual mistakes."""
     if isinstance(value, ast.Query):
         return value
+    if isinstance(value, numbers.Real) and not isinstance(value, bool):
+        return _sugar.const(float(value))
     if isinstance(value, ast.BuiltinOp | ast.Lambda):
         hint = "; an operation cannot stand here"
     elif isinstance(value, str):
         hint = ("; query text is read by qre.parser.parse(text).query, a let-bound name "
                 "is ref(name)")
-    elif isinstance(value, numbers.Real):
-        hint = f"; for a constant query write const({value})"
+    elif isinstance(value, bool):
+        hint = f"; for a constant query write const({int(value)})"
     elif isinstance(value, ast.Program):
         hint = "; a program cannot be nested, use its .query"
     else:
@@ -229,6 +239,12 @@ def _forbidden(t: Term, position: str, params: Sequence[str]) -> str | None:
             whose = "an atom's term" if position == "atom" else "a term argument"
             return (f"unknown variable {str(variables[0])!r}: {whose} reads only cur and "
                     "cur.FIELD (variables belong to lambdas)")
+        return None
+    if position == "fold":
+        for v in variables:
+            if v.primed or v.name not in params:
+                return (f"unknown variable {str(v)!r}: a fold's update reads its registers "
+                        f"({', '.join(params)}) and cur")
         return None
     if position == "eps":
         if t.reads_cur():
@@ -370,6 +386,35 @@ def prefix_sum(q: ast.Query, init: float, op: OpLike) -> ast.PrefixSum:
     """``prefix_sum(q, init, op)``."""
     return ast.PrefixSum(_query(q, "prefix_sum", "q"), _number(init, "prefix_sum", "init"),
                          _op(op, "prefix_sum"))
+
+
+def fold(registers: Sequence[str], init: Sequence[float], update: Sequence[TermLike],
+         output: TermLike) -> ast.RunningFold:
+    """``fold([i1, …], (r1, …) -> [u1, …], (r1, …) -> output)``: registers from ``init``,
+    every event sets them all to ``update`` (terms over the registers and cur, reading
+    the registers before the event), the value is ``output`` (over the registers).
+
+    >>> from qre.printer import to_text
+    >>> to_text(fold(["s", "n"], [0, 0], ["s + cur", "n + 1"], "s / n"))
+    'fold([0, 0], (s, n) -> [s + cur, n + 1], (s, n) -> s / n)'
+    """
+    where = "fold"
+    names = _params(registers, where)
+    inits = _sequence(init, where, "init")
+    updates = _sequence(update, where, "update")
+    if not len(inits) == len(updates) == len(names):
+        raise _error(where, f"one initial value and one update term per register "
+                            f"({len(names)} register(s), {len(inits)} initial value(s), "
+                            f"{len(updates)} update(s))")
+    return ast.RunningFold(names, tuple(_number(v, where, "init") for v in inits),
+                           tuple(_term(u, where, "fold", names) for u in updates),
+                           _term(output, where, "lambda", names))
+
+
+def _sequence(value: object, where: str, role: str) -> tuple[object, ...]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise _error(where, f"{role} is a sequence (one per register), not {_show(value)}")
+    return tuple(value)
 
 
 def fill(q: ast.Query) -> ast.Fill:
@@ -613,6 +658,16 @@ def sum_(t: TermLike) -> ast.Query:
 def avg(t: TermLike) -> ast.Query:
     """``avg(t)``: the mean of ``t`` so far (NaN on the empty word)."""
     return _sugar.avg(_sugar_term(t, "avg"))
+
+
+def max_(t: TermLike) -> ast.Query:
+    """``max(t)``: the largest ``t`` so far (-inf on the empty word)."""
+    return _sugar.running_max(_sugar_term(t, "max_"))
+
+
+def min_(t: TermLike) -> ast.Query:
+    """``min(t)``: the smallest ``t`` so far (inf on the empty word)."""
+    return _sugar.running_min(_sugar_term(t, "min_"))
 
 
 def var(t: TermLike) -> ast.Query:

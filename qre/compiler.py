@@ -20,11 +20,13 @@ split(α1, α2, op)  (A1 · (I2 ∥ A2)) · G_op                  I1 · I2
 iter(α, init, op)  G_init · ((I ∥ A) · G_op)*               I*
 combine(αi, op)    (A1 ∥ … ∥ Ak) · G_op                     (I1 ∥ … ∥ Ik) · G_y1
 prefix_sum(α,i,op) G_init,init · ⊕_Gop A                    G_x,x · ⊕_fst I
+fold(...)          the fold DT (dt.windows.running_fold)    (atom(_, x))*
 =================  ==========================================================
 
 The paper gives I_combine with the A's; the I's are equivalent and keep I
 linear. The paper does not spell out I_prefix_sum; ``⊕_fst I`` keeps the
-input as long as α is defined, which is α's status.
+input as long as α is defined, which is α's status. A running fold (beyond
+Figure 26) is defined on every word, as ``count()`` is, so its I is count's.
 
 Top-level and temporal queries (no I needed):
 
@@ -56,7 +58,7 @@ from dt.model import DT
 from dt.support import support
 from dt.terms import Apply, Const, Term, Var
 from dt.values import Status
-from dt.windows import event_fold, window_aggregate
+from dt.windows import event_fold, running_fold, window_aggregate
 
 from . import ast
 from .patterns import event_pattern, window_pattern
@@ -175,6 +177,11 @@ class _Compiler:
         copies = DataFunction.of(["x"], [("x1", Var("x")), ("x2", Var("x"))])
         identity = c.concat(copies, c.prefix_sum(_id(body), keep, total=True))
         return Compiled(value, identity)
+
+    def _runningfold(self, q: ast.RunningFold) -> Compiled:
+        # I_α: any word returns its input, as I of count() (iter of one event of any tag).
+        identity = c.iterate(c.identity_atom(self.alphabet, self.alphabet))
+        return Compiled(running_fold(self.alphabet, window_fold(q)), identity)
 
     # ------------------------------------------------------------------ top level β
 

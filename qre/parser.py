@@ -32,6 +32,13 @@ wildcard tag of ``atom(_, t)``. A ``;`` after the final query is allowed.
 Spans (:class:`~qre.ast.Span`) are 1-based; the end is exclusive (the column
 just after the node's last character), as lark counts.
 
+A number where a query is expected (``avg(cur) > 3``, ``fill_with(q, -1)``;
+also ``inf``, ``-inf``, ``nan``) is the query ``const(c)`` of :mod:`qre.sugar`,
+spanning the number; an ``init``, a duration and a term keep reading numbers as
+numbers. ``fold([i, …], (r, …) -> [u, …], (r, …) -> out)`` is a running fold
+(:class:`~qre.ast.RunningFold`) as a query and a window function inside
+``aggregate``; ``fold`` is a keyword.
+
 Sugar: a call ``NAME(arg, …)`` whose name is not a construct is looked up in
 :data:`SUGAR` and expanded at parse time; its arguments are terms over ``cur``
 (a number is a constant term) or operations. See :data:`Sugar` and
@@ -48,7 +55,7 @@ import math
 import re
 from collections.abc import Callable, Iterator
 from copy import copy
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from functools import cache
 from pathlib import Path
 
@@ -94,6 +101,7 @@ from .ast import (
     Prev,
     Program,
     Query,
+    RunningFold,
     Since,
     Span,
     Split,
@@ -103,7 +111,7 @@ from .ast import (
 )
 from .clock import UNIT_NS
 from .errors import QreError, QreSyntaxError
-from .sugar import SUGAR_FORMS
+from .sugar import SUGAR_FORMS, const
 
 __all__ = [
     "KEYWORDS",
@@ -118,7 +126,7 @@ __all__ = [
 KEYWORDS = frozenset({
     "atom", "eps", "or", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
     "prev", "hist", "once", "since", "wsince", "let", "alphabet", "aggregate", "period", "tag",
-    "matched", "matches",
+    "matched", "matches", "fold",
 }) | TERM_KEYWORDS
 """Words that cannot be a query name, a tag or a lambda parameter."""
 
@@ -393,7 +401,7 @@ def _kind(tree: lark.Tree) -> str:
 _QUERY_KINDS = frozenset({
     "atom", "eps", "or_", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
     "prev", "hist", "once", "call", "name", "paren_name", "paren", "boolop", "since",
-    "compare", "not_", "aggregate", "matched", "matches",
+    "compare", "not_", "aggregate", "matched", "matches", "fold", "literal",
 })
 
 
@@ -475,7 +483,7 @@ class _Converter:
             except ValueError as err:
                 raise self.error(str(err), fn_tree) from None
         else:
-            function = self.window_fold(fn_tree, depth + 1)
+            function = self.fold(fn_tree, depth + 1, WindowFold)
         return Aggregate(function, size, slide, tags, _span(tree))
 
     def pattern(self, tree: lark.Tree, depth: int) -> Pattern:
@@ -502,8 +510,10 @@ class _Converter:
         assert kind == "p_within"
         return PatternWithin(self.pattern(kids[0], d), self.duration(kids[1]), span)
 
-    def window_fold(self, tree: lark.Tree, depth: int) -> WindowFold:
-        *inits, update, output = tree.children
+    def fold(self, tree: lark.Tree, depth: int,
+             node: type[WindowFold] | type[RunningFold]) -> WindowFold | RunningFold:
+        """A fold (rule ``fold_args`` under ``tree``) as a window function or a query."""
+        *inits, update, output = tree.children[0].children
         *params, _arrow = (c for c in update.children if not _kind_is(c, "term"))
         registers = [self.identifier(p, "a fold register") for p in params]
         if len(set(registers)) != len(registers):
@@ -518,8 +528,8 @@ class _Converter:
         if list(out.params) != registers:
             raise self.error(f"the output lambda takes the registers ({', '.join(registers)})",
                              output)
-        return WindowFold(tuple(registers), tuple(self.init(i) for i in inits), updates,
-                          out.body, _span(tree))
+        return node(tuple(registers), tuple(self.init(i) for i in inits), updates, out.body,
+                    _span(tree))
 
     def alphabet(self, tree: lark.Tree) -> tuple[str, ...]:
         seen: dict[str, lark.Token] = {}
@@ -586,6 +596,10 @@ class _Converter:
             return node(self.query(kids[0], d), self.init(kids[1]), self.op(kids[2], d), span)
         if kind == "combine":
             return self.combine(tree, d)
+        if kind == "fold":
+            return self.fold(tree, d, RunningFold)
+        if kind == "literal":  # sugar: a number where a query stands is const(c)
+            return replace(const(self.init(tree)), span=span)
         if kind in ("fill", "prev", "hist", "once"):
             node = {"fill": Fill, "prev": Prev, "hist": Hist, "once": Once}[kind]
             return node(self.query(kids[0], d), span)

@@ -35,6 +35,7 @@ from .ast import (
     Eps,
     Fill,
     FillWith,
+    FoldBody,
     Hist,
     Iter,
     Lambda,
@@ -57,6 +58,7 @@ from .ast import (
     Prev,
     Program,
     Query,
+    RunningFold,
     Since,
     Split,
     TagDecl,
@@ -125,16 +127,21 @@ def _aggregate(q: Aggregate) -> str:
     elif isinstance(f, WindowFunction):
         fn = f"{f.name}({'' if f.arg is None else f.arg})"
     else:
-        regs = ", ".join(_ident(r, "fold register") for r in f.registers)
-        inits = ", ".join(_init(v) for v in f.init)
-        updates = ", ".join(str(u) for u in f.update)
-        fn = f"fold([{inits}], ({regs}) -> [{updates}], ({regs}) -> {f.output})"
+        fn = _fold(f)
     args = [fn, format_duration(q.size)]
     if q.slide != q.size:
         args.append(format_duration(q.slide))
     if q.tags is not None:
         args.append(f"[{', '.join(_ident(t, 'tag') for t in q.tags)}]")
     return f"aggregate({', '.join(args)})"
+
+
+def _fold(f: FoldBody) -> str:
+    """A fold's text, the same for a window function and a running fold."""
+    regs = ", ".join(_ident(r, "fold register") for r in f.registers)
+    inits = ", ".join(_init(v) for v in f.init)
+    updates = ", ".join(str(u) for u in f.update)
+    return f"fold([{inits}], ({regs}) -> [{updates}], ({regs}) -> {f.output})"
 
 
 def _pattern(p: Pattern | PatternNot) -> str:
@@ -208,6 +215,8 @@ def _query(q: Query) -> str:
     if isinstance(q, Fill | Prev | Hist | Once):
         word = {Fill: "fill", Prev: "prev", Hist: "hist", Once: "once"}[type(q)]
         return f"{word}({_query(q.body)})"
+    if isinstance(q, RunningFold):
+        return _fold(q)
     if isinstance(q, Aggregate):
         return _aggregate(q)
     if isinstance(q, Matches):

@@ -28,6 +28,7 @@ split(α1, α2, op)  ``⊔`` over the ``|w|+1`` splits ``w = u·v`` of ``op(α1(
 iter(α, init, op)  see :func:`_iter` (fold over factorizations, plus the ε-rule)
 combine(α…, op)    ``op(α1(w), …, αk(w))``
 prefix_sum         ``s(|w|)``, ``s(-1) = init``, ``s(j) = op(s(j-1), α(w[:j]))``
+fold(…)            ``out(r(|w|))``, ``r(0) = init``, ``r(j) = update(r(j-1), w[j-1])``
 fill(α)            ``α(w[:j])`` for the largest ``j`` with a defined value; ⊥ if none
 fill_with(α1, α2)  ``α1(w)`` if defined, else ``α2(w)``
 β1 comp β2         ``comp(β1(w), β2(w))`` as 1.0/0.0
@@ -75,6 +76,7 @@ from .ast import (
     Prev,
     Program,
     Query,
+    RunningFold,
     Since,
     Split,
 )
@@ -370,6 +372,18 @@ def _prefix_sum(ev: _Evaluator, q: PrefixSum, i: int, j: int) -> XValue:
                  lambda acc, k: apply_op(q.op, (acc, ev.value(q.body, i, k))))
 
 
+def _running_fold(ev: _Evaluator, q: RunningFold, i: int, j: int) -> XValue:
+    """fold(init, update, out)(w) = out(r) after r := init, then for each event of w in
+    order, every register at once to its update (each reads the registers *before* the
+    event, and cur). Defined on every word: ``out(init)`` on ε."""
+    registers = [Var(r) for r in q.registers]
+    env = dict(zip(registers, q.init, strict=True))
+    for _tag, data in ev.word[i:j]:
+        new = [evaluate_term(u, env, data) for u in q.update]
+        env = dict(zip(registers, new, strict=True))
+    return evaluate_term(q.output, env)
+
+
 def _fill(ev: _Evaluator, q: Fill, i: int, j: int) -> XValue:
     """fill(α)(w) = α(w[:k]) for the largest k ≤ |w| where it is defined; ⊥ if none."""
     for k in range(j, i - 1, -1):
@@ -450,6 +464,7 @@ _RULES: dict[type, Callable[[_Evaluator, Query, int, int], XValue]] = {
     Iter: _iter,
     Combine: _combine,
     PrefixSum: _prefix_sum,
+    RunningFold: _running_fold,
     Fill: _fill,
     FillWith: _fill_with,
     Compare: _compare,

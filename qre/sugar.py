@@ -15,9 +15,12 @@ form                   expansion                                                
 ``count()``            ``iter(atom(_, 1), 0, +)``                                  Σ*
 ``sum(t)``             ``iter(atom(_, t), 0, +)``                                  Σ*
 ``avg(t)``             ``combine(sum(t), count(), (s, n) -> s / n)`` — NaN on ε     Σ*
-``var(t)``             ``combine(sum(t * t), sum(t), count(),                      Σ*
-                       (q, s, n) -> q / n - (s / n) * (s / n))`` (population)
-``std(t)``             ``var`` with ``sqrt(...)`` around the lambda body           Σ*
+``max(t)``             ``iter(atom(_, t), -inf, max)`` — -inf on ε                 Σ*
+``min(t)``             ``iter(atom(_, t), inf, min)`` — inf on ε                   Σ*
+``var(t)``             the *population* variance of t: ``fold(...)``, the running  Σ*
+                       fold of the ``var`` window function below — NaN on ε
+``std(t)``             ``sqrt`` of ``var(t)``: the same fold, output               Σ*
+                       ``sqrt(q / n)``
 ``last(t)``            ``split(any_word(), atom(_, t), snd)`` — t at the last      Σ⁺
                        event
 ``window(k, t, op)``   ``split(any_word(), W_k, snd)``, W_1 = ``atom(_, t)``,       Σ^≥k
@@ -28,6 +31,12 @@ form                   expansion                                                
 
 Σ⁺ and Σ^≥k queries are undefined on shorter words; ``fill_with(q, d)``
 gives them a default where a comparison needs a value on every word.
+
+A number where a query is expected is ``const(c)``: ``avg(cur) > 3``,
+``fill_with(last(cur), -1)``, ``combine(sum(cur), 2, *)`` (``-2.5``, ``inf``,
+``-inf`` and ``nan`` too). ``max``/``min`` name the running forms only when called
+with a term (``max(cur)``); in an operation position they are operations, inside
+``aggregate`` window functions.
 
 Window functions (the first argument of ``aggregate``) are folds
 (:class:`dt.windows.Fold`: registers from initial values, one update per
@@ -42,11 +51,27 @@ function       registers (initial)            update                            
 ``min(t)``     m (inf)                        min(m, t)                             m
 ``max(t)``     m (-inf)                       max(m, t)                             m
 ``avg(t)``     s, n (0, 0)                    s + t, n + 1                          s / n
-``var(t)``     q, s, n (0, 0, 0)              q + t * t, s + t, n + 1               q/n − (s/n)²
-``std(t)``     as var                         as var                                sqrt(var)
+``var(t)``     n, k, m, q (0, 0, 0, 0)        n + 1, k₁ = if(n == 0, t, k),         q / n
+                                              m + e / (n + 1),
+                                              q + e · e · n / (n + 1)
+                                              with e = (t − k₁) − m
+``std(t)``     as var                         as var                                sqrt(q / n)
 ``first(t)``   f, n (0, 0)                    if(n == 0, t, f), n + 1               f
 ``last(t)``    v (0)                          t                                     v
 =============  =============================  ====================================  ==========
+
+``var`` is the *population* variance (divided by n, as ``numpy.var``), computed by
+Welford's update on the values shifted by the first one, k: n counts, m is the
+mean of t − k and q the sum of squared deviations from it. Both steps are for
+accuracy. The textbook E[t²] − E[t]² cancels catastrophically (values near
+1e8–1e9 with a spread of a few tenths gave variances of 6 and −128, and NaN
+standard deviations); Welford's update has an error
+bound of about n·ε·√(var·(var + mean²)) (Chan, Golub and LeVeque 1983), the mean
+being that of the values it sees — so shifting by k, which is one of the values
+(and t − k is exact when t is within a factor 2 of k), makes the error relative
+to the spread of the data rather than to their magnitude. The updates are
+simultaneous (each reads the registers before the event), so k₁ and e are
+written out in each term.
 """
 
 from __future__ import annotations
@@ -68,9 +93,13 @@ __all__ = [
     "const",
     "count",
     "last",
+    "running",
+    "running_max",
+    "running_min",
     "std",
     "sum_of",
     "var",
+    "variance_fold",
     "window",
     "window_fold",
 ]
@@ -119,21 +148,43 @@ def avg(t: Term) -> ast.Query:
                        ast.Lambda(("s", "n"), _div(_v("s"), _v("n"))))
 
 
-def _variance_term() -> Term:
-    mean = _div(_v("s"), _v("n"))
-    return Apply("sub", (_div(_v("q"), _v("n")), Apply("mul", (mean, mean))))
+def running_max(t: Term) -> ast.Query:
+    """``max(t)``: the largest t so far (-inf on the empty word, the identity of max)."""
+    return ast.Iter(any_event(t), -math.inf, ast.BuiltinOp("max"))
+
+
+def running_min(t: Term) -> ast.Query:
+    """``min(t)``: the smallest t so far (inf on the empty word, the identity of min)."""
+    return ast.Iter(any_event(t), math.inf, ast.BuiltinOp("min"))
+
+
+def variance_fold(t: Term, *, sqrt: bool = False) -> Fold:
+    """The fold of the population variance of t (its square root if ``sqrt``): Welford's
+    update on t − k, k the first value (module docstring)."""
+    n, k, m, q = _v("n"), _v("k"), _v("m"), _v("q")
+    first = Apply("if", (Apply("eq", (n, Const(0.0))), t, k))
+    e = Apply("sub", (Apply("sub", (t, first)), m))
+    n1 = Apply("add", (n, Const(1.0)))
+    squares = _div(Apply("mul", (Apply("mul", (e, e)), n)), n1)
+    out = _div(q, n)
+    return Fold(("n", "k", "m", "q"), (0.0, 0.0, 0.0, 0.0),
+                (n1, first, Apply("add", (m, _div(e, n1))), Apply("add", (q, squares))),
+                Apply("sqrt", (out,)) if sqrt else out)
+
+
+def running(fold: Fold) -> ast.RunningFold:
+    """The running fold (a base query over every event so far) of a fold."""
+    return ast.RunningFold(fold.registers, fold.init, fold.update, fold.output)
 
 
 def var(t: Term) -> ast.Query:
-    """``var(t)``: the population variance of t so far (E[t²] − E[t]²)."""
-    return ast.Combine((sum_of(Apply("mul", (t, t))), sum_of(t), count()),
-                       ast.Lambda(("q", "s", "n"), _variance_term()))
+    """``var(t)``: the population variance of t so far (NaN on the empty word)."""
+    return running(variance_fold(t))
 
 
 def std(t: Term) -> ast.Query:
-    """``std(t)``: the population standard deviation of t so far."""
-    return ast.Combine((sum_of(Apply("mul", (t, t))), sum_of(t), count()),
-                       ast.Lambda(("q", "s", "n"), Apply("sqrt", (_variance_term(),))))
+    """``std(t)``: the population standard deviation of t so far (NaN on the empty word)."""
+    return running(variance_fold(t, sqrt=True))
 
 
 def last(t: Term) -> ast.Query:
@@ -177,6 +228,8 @@ SUGAR_FORMS = {
     "count": count,
     "sum": sum_of,
     "avg": avg,
+    "max": running_max,
+    "min": running_min,
     "var": var,
     "std": std,
     "last": last,
@@ -191,9 +244,10 @@ def _fold(registers: str, init: tuple[float, ...], update: tuple[Term, ...],
     return Fold(tuple(registers.split()), init, update, output)
 
 
-def window_fold(fn: ast.WindowFunction | ast.WindowFold) -> Fold:
-    """The fold of a window function (table in the module docstring)."""
-    if isinstance(fn, ast.WindowFold):
+def window_fold(fn: ast.WindowFunction | ast.FoldBody) -> Fold:
+    """The fold of a window function (table in the module docstring) or of a running
+    fold."""
+    if isinstance(fn, ast.FoldBody):
         return Fold(fn.registers, fn.init, fn.update, fn.output)
     t = fn.arg if fn.arg is not None else Cur()
     n, s = _v("n"), _v("s")
@@ -205,16 +259,11 @@ def window_fold(fn: ast.WindowFunction | ast.WindowFold) -> Fold:
         "min": lambda: _fold("m", (math.inf,), (Apply("min", (_v("m"), t)),), _v("m")),
         "max": lambda: _fold("m", (-math.inf,), (Apply("max", (_v("m"), t)),), _v("m")),
         "avg": lambda: _fold("s n", (0.0, 0.0), (plus(s, t), plus(n, one)), _div(s, n)),
-        "var": lambda: _fold("q s n", (0.0, 0.0, 0.0),
-                             (plus(_v("q"), Apply("mul", (t, t))), plus(s, t), plus(n, one)),
-                             _variance_term()),
+        "var": lambda: variance_fold(t),
+        "std": lambda: variance_fold(t, sqrt=True),
         "first": lambda: _fold("f n", (0.0, 0.0),
                                (Apply("if", (Apply("eq", (n, Const(0.0))), t, _v("f"))),
                                 plus(n, one)), _v("f")),
         "last": lambda: _fold("v", (0.0,), (t,), _v("v")),
     }
-    if fn.name == "std":
-        var_fold = folds["var"]()
-        return Fold(var_fold.registers, var_fold.init, var_fold.update,
-                    Apply("sqrt", (var_fold.output,)))
     return folds[fn.name]()

@@ -7,11 +7,12 @@ the rate of every base subquery. Anything that breaks a rule is a
 :class:`~qre.errors.QreTypeError` located at the offending construct.
 
 Kinds (Figure 26): *base* quantitative queries α (atom, eps, or, split, iter,
-combine, prefix_sum), *top-level* quantitative queries β (α, fill,
-fill_with) and *temporal* queries φ (comparisons, connectives, prev, hist,
-once, since, wsince). Base constructs take base operands — so fill and
-fill_with appear only at the top level or under a comparison — comparisons
-take quantitative operands, temporal operators temporal ones.
+combine, prefix_sum, and the running fold ``fold(...)``, rate Σ*), *top-level*
+quantitative queries β (α, fill, fill_with) and *temporal* queries φ
+(comparisons, connectives, prev, hist, once, since, wsince). Base constructs
+take base operands — so fill and fill_with appear only at the top level or
+under a comparison — comparisons take quantitative operands, temporal
+operators temporal ones.
 
 Rates (the regular expression L̄(α), the words on which α is defined or ⊤)
 follow the second column of Figure 26 and are decided with the automata of
@@ -37,12 +38,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from enum import Enum
 
+from dt.terms import Var
+
 from . import ast
 from . import automata as fa
 from .compiler import compile_query
 from .errors import QreTypeError
 
-__all__ = ["Kind", "Typed", "check", "resolve"]
+__all__ = ["Kind", "Typed", "check", "check_fold", "resolve"]
 
 
 class Kind(Enum):
@@ -187,6 +190,8 @@ def _check_timed(q: ast.Aggregate | ast.Matches, sigma: tuple[str, ...]) -> None
     from .patterns import check_pattern, pattern_tags
 
     matches = q if isinstance(q, ast.Matches) else q.function
+    if isinstance(matches, ast.WindowFold):
+        check_fold(matches)
     if isinstance(matches, ast.Matches):
         check_pattern(matches, windowed=isinstance(q, ast.Aggregate))
         for tag in pattern_tags(matches.pattern):
@@ -198,6 +203,29 @@ def _check_timed(q: ast.Aggregate | ast.Matches, sigma: tuple[str, ...]) -> None
         if tag not in sigma or tag == TICK:
             raise QreTypeError(f"aggregated tag {tag!r} is not an event tag of the alphabet "
                                f"({', '.join(t for t in sigma if t != TICK)})", span=q.span)
+
+
+def check_fold(f: ast.FoldBody) -> None:
+    """A fold's shape (the text syntax guarantees it; a fold built in code may break it):
+    distinct registers, one initial value and one update per register, updates reading
+    the registers and cur, the output the registers only."""
+    registers = {Var(r) for r in f.registers}
+    if len(registers) != len(f.registers) or not registers:
+        raise QreTypeError(f"a fold has distinct registers, at least one: "
+                           f"{', '.join(f.registers)}", span=f.span)
+    if not len(f.init) == len(f.update) == len(f.registers):
+        raise QreTypeError(f"a fold has one initial value and one update term per register "
+                           f"({len(f.registers)} register(s), {len(f.init)} initial value(s), "
+                           f"{len(f.update)} update(s))", span=f.span)
+    for what, term in [*(("update", u) for u in f.update), ("output", f.output)]:
+        unknown = sorted(str(v) for v in term.variables() - registers)
+        if unknown:
+            raise QreTypeError(f"the fold's {what} {term} reads {', '.join(unknown)}, which is "
+                               f"not one of its registers ({', '.join(f.registers)})",
+                               span=f.span)
+    if f.output.reads_cur():
+        raise QreTypeError(f"the fold's output {f.output} reads cur: it sees only the "
+                           "registers", span=f.span)
 
 
 def _alphabet(program: ast.Program, query: ast.Query,
@@ -224,7 +252,8 @@ def _alphabet(program: ast.Program, query: ast.Query,
 
 _BASE_NAMES = {
     ast.Or: "or", ast.Split: "split", ast.Iter: "iter", ast.Combine: "combine",
-    ast.PrefixSum: "prefix_sum", ast.Fill: "fill", ast.FillWith: "fill_with",
+    ast.PrefixSum: "prefix_sum", ast.RunningFold: "fold", ast.Fill: "fill",
+    ast.FillWith: "fill_with",
     ast.Prev: "prev", ast.Hist: "hist", ast.Once: "once", ast.Not: "!",
 }
 
@@ -356,6 +385,11 @@ class _Checker:
         self.base(q, q.body)
         self.op(q, q.op, 2)
         self.defined_everywhere(q, q.body, "the query under prefix_sum")
+        return Kind.BASE, self.sigma_star
+
+    def _runningfold(self, q: ast.RunningFold) -> tuple[Kind, fa.Regex]:
+        """A fold over every event so far: defined on every word (rate Σ*)."""
+        check_fold(q)
         return Kind.BASE, self.sigma_star
 
     # ------------------------------------------------------------------ top level

@@ -55,6 +55,7 @@ from qre.ast import (
     Prev,
     Program,
     Query,
+    RunningFold,
     Since,
     Split,
 )
@@ -164,6 +165,27 @@ def ops(arity: int = 2, wild: bool = True):
                                                             "snd"])), lambdas)
 
 
+def _make_fold(registers: list[str], init: list[float], update: list[Term],
+               output: Term) -> RunningFold:
+    names = dict(zip(_SLOTS, map(Var, registers), strict=False))
+    return RunningFold(tuple(registers), tuple(init[:len(registers)]),
+                       tuple(u.rename(names) for u in update[:len(registers)]),
+                       output.rename(names))
+
+
+@cache
+def _folds(k: int, wild: bool) -> st.SearchStrategy[RunningFold]:
+    """Running folds of k registers: updates over the registers and cur, output over the
+    registers (drawn over placeholder slots, as lambdas are)."""
+    slots = st.sampled_from(_SLOTS[:k])
+    update = _terms(st.one_of(_constants(wild), st.builds(Cur, _fields(wild)), slots), wild,
+                    max_leaves=3)
+    output = _terms(st.one_of(_constants(wild), slots), wild, max_leaves=3)
+    return st.builds(_make_fold, st.lists(identifiers(wild), min_size=k, max_size=k, unique=True),
+                     st.lists(inits(wild), min_size=k, max_size=k),
+                     st.lists(update, min_size=k, max_size=k), output)
+
+
 def queries(bound: tuple[str, ...] = (), *, tags: tuple[str, ...] | None = None,
             wild: bool = True, max_leaves: int = 10) -> st.SearchStrategy[Query]:
     """Queries of every node kind; names from ``bound``; tags from ``tags`` (default: any
@@ -183,7 +205,8 @@ def _queries(n_bound: int, tags: tuple[str, ...] | None, wild: bool,
              max_leaves: int) -> st.SearchStrategy[Query]:
     """Queries whose names are the placeholders _ref0, _ref1, … (one strategy per shape)."""
     tag = st.sampled_from(tags) if tags else (identifiers() if wild else st.sampled_from(TAGS))
-    leaves = [st.builds(Atom, tag, _atom_terms(wild)), st.builds(Eps, _eps_terms(wild))]
+    leaves = [st.builds(Atom, tag, _atom_terms(wild)), st.builds(Eps, _eps_terms(wild)),
+              st.one_of(*(_folds(k, wild) for k in (1, 2, 3)))]
     if n_bound:
         leaves.append(st.builds(Name, st.sampled_from(_refs(n_bound))))
 
@@ -236,8 +259,8 @@ def programs(draw, *, wild: bool = True, max_lets: int = 3, max_leaves: int = 10
     return Program(alphabet, lets, final)
 
 
-_QUERY_TYPES = (Atom, Eps, Or, Split, Iter, Combine, PrefixSum, Fill, FillWith, Compare,
-                BoolOp, Not, Prev, Hist, Once, Since, Name)
+_QUERY_TYPES = (Atom, Eps, Or, Split, Iter, Combine, PrefixSum, RunningFold, Fill, FillWith,
+                Compare, BoolOp, Not, Prev, Hist, Once, Since, Name)
 
 
 def query_depth(q: Query) -> int:

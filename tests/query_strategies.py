@@ -4,8 +4,9 @@
   shared skeleton (equal rates, different terms and ops); ``or`` may repeat a
   query (an ambiguous parse, hence ⊤); ``iter`` bodies may match ε.
 * ``total_queries`` — base queries defined on every word (L = Σ*): iterations
-  of "any event" (an ``or`` of one atom per tag), their prefix sums and
-  combinations. They feed ``prefix_sum`` and comparisons.
+  of "any event" (an ``or`` of one atom per tag), running folds (random
+  registers, updates and output; sometimes the ``var``/``std`` sugar), their
+  prefix sums and combinations. They feed ``prefix_sum`` and comparisons.
 * ``top_queries`` — fill, fill_with, and base queries.
 * ``temporal_queries`` — comparisons of total top-level queries (fill_with with
   a total default), connectives, prev, hist, once, since, wsince.
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from strategies import data_values, terms
 
 from dt.terms import Var
-from qre import ast
+from qre import ast, sugar
 
 OPS = st.sampled_from(["+", "*", "min", "max", "fst", "snd"]).map(ast.BuiltinOp)
 
@@ -55,8 +56,24 @@ def any_event(alphabet: tuple[str, ...], draw) -> ast.Query:
     return query
 
 
+@st.composite
+def running_folds(draw) -> ast.Query:
+    """A running fold of 1–3 registers (rate Σ*), or the var/std sugar (4 registers)."""
+    if draw(st.integers(0, 3)) == 0:
+        return draw(st.sampled_from([sugar.var, sugar.std]))(draw(atom_terms()))
+    k = draw(st.integers(1, 3))
+    registers = tuple(f"r{j}" for j in range(k))
+    variables = [Var(r) for r in registers]
+    updates = tuple(draw(terms(variables, allow_cur=True, max_leaves=3)) for _ in registers)
+    inits = tuple(draw(data_values) for _ in registers)
+    output = draw(terms(variables, allow_cur=False, max_leaves=3))
+    return ast.RunningFold(registers, inits, updates, output)
+
+
 def _reterm(q: ast.Query, draw) -> ast.Query:
     """The same skeleton (hence the same rate) with fresh terms, inits and ops."""
+    if isinstance(q, ast.RunningFold):
+        return draw(running_folds())
     if isinstance(q, ast.Atom):
         return ast.Atom(q.tag, draw(atom_terms()))
     if isinstance(q, ast.Eps):
@@ -97,7 +114,9 @@ def base_queries(draw, alphabet: tuple[str, ...], depth: int = 4,
         ))
     sub = base_queries(alphabet, depth - 1)
     kind = draw(st.sampled_from(["atom", "eps", "or", "or_same", "split", "iter", "combine",
-                                 "prefix_sum"]))
+                                 "prefix_sum", "fold"]))
+    if kind == "fold":
+        return draw(running_folds())
     if kind == "atom":
         return ast.Atom(draw(atom_tags(alphabet)), draw(atom_terms()))
     if kind == "eps":
@@ -123,10 +142,12 @@ def base_queries(draw, alphabet: tuple[str, ...], depth: int = 4,
 @st.composite
 def total_queries(draw, alphabet: tuple[str, ...], depth: int = 2) -> ast.Query:
     """Base queries defined (not ⊤) on every word."""
-    kind = draw(st.sampled_from(["iter", "iter", "prefix_sum", "combine"] if depth > 0
-                                else ["iter"]))
+    kind = draw(st.sampled_from(["iter", "iter", "fold", "prefix_sum", "combine"] if depth > 0
+                                else ["iter", "fold"]))
     if kind == "iter":
         return ast.Iter(any_event(alphabet, draw), draw(data_values), draw(ops()))
+    if kind == "fold":
+        return draw(running_folds())
     sub = total_queries(alphabet, depth - 1)
     if kind == "prefix_sum":
         return ast.PrefixSum(draw(sub), draw(data_values), draw(ops()))

@@ -32,15 +32,22 @@ def test_motivating_query_matches_the_oracle(values):
         np.testing.assert_array_equal(out.value, value)
 
 
-def test_motivating_query_is_vacuous_then_false_on_a_calm_stream():
-    """Under five readings the implication holds; a calm fifth reading (σ = 0) is not
-    above the mean, and hist, once false, stays false even through a later spike."""
+def test_motivating_query_fires_on_a_spike_after_calm_readings():
+    """Never before five readings (recent is then the mean itself), never on calm readings
+    (σ = 0 and recent = mean); after thirty readings of 10, from the fourth reading of 20
+    (recent 18 > 11.18 + 2 · 3.22) to the seventh, until 20 is normal (recent 20 < 12.11
+    + 2 · 4.08 at the eighth)."""
     m = qre(LAST_FIVE)
-    calm, spike = [10.0] * 20, [1000.0] * 5
-    out = m.run(["m"] * 25, calm + spike)
-    assert out.status.tolist() == [1] * 25
-    assert out.value[:4].tolist() == [1.0] * 4      # fewer than five readings: vacuously true
-    assert out.value[4:].tolist() == [0.0] * 21     # calm readings are not 2σ above the mean
+    out = m.run(["m"] * 40, [10.0] * 30 + [20.0] * 10)
+    assert out.status.tolist() == [1] * 40
+    assert out.value.tolist() == [0.0] * 33 + [1.0] * 4 + [0.0] * 3
+    early = m.run(["m"] * 4, [10.0, 10.0, 10.0, 1000.0])
+    assert early.value.tolist() == [0.0] * 4
+    # The last five are part of the whole: with only 20 readings before them, even a
+    # jump of 990 is within two standard deviations (it fires once n > 20, n = 21 here).
+    for n, fires in ((20, False), (21, True)):
+        jump = m.run(["m"] * (n + 5), [10.0] * n + [1000.0] * 5).value
+        assert jump.tolist() == [0.0] * (n + 4) + [float(fires)]
 
 
 def test_alphabet_sources_and_codes():

@@ -96,6 +96,14 @@ CASES: list[tuple[str, object]] = [
      lambda: q.or_(q.eps("-2.5"), q.atom("b", "cur"))),
     ("iter(atom(a, cur), nan, fst)",
      lambda: q.iter_(q.atom("a", "cur"), math.nan, "fst")),
+    ("fold([0, -inf], (n, m) -> [n + 1, max(m, cur)], (n, m) -> m / n)",
+     lambda: q.fold(["n", "m"], [0, -math.inf], ["n + 1", Apply("max", (Var("m"), Cur()))],
+                    "m / n")),
+    ("max(cur - 1) > min(cur * 2) || avg(cur) <= -2.5",
+     lambda: q.lor(q.gt(q.max_("cur - 1"), q.min_("cur * 2")), q.le(q.avg("cur"), -2.5))),
+    ("fill_with(last(cur), 0) > 3 && combine(count(), 2, *) == inf",
+     lambda: q.land(q.gt(q.fill_with(q.last("cur"), 0), 3),
+                    q.eq(q.combine(q.count(), 2, op="*"), math.inf))),
 ]
 
 PROGRAM_TEXT = "alphabet a, b;\nlet s = sum(cur);\nlet n = count();\ns > n"
@@ -127,7 +135,8 @@ def test_every_construct_and_sugar_form_is_covered():
     words = ["atom", "eps", "or(", "split", "iter", "combine", "prefix_sum", "fill(",
              "fill_with", "<", "<=", ">", ">=", "==", "&&", "||", "!", "->", "<->", "prev",
              "hist", "once", " since ", "wsince", "let", "alphabet", "any(", "any_word",
-             "const", "count", "sum(", "avg(", "var(", "std(", "last(", "window", "avg_last"]
+             "const", "count", "sum(", "avg(", "var(", "std(", "last(", "window", "avg_last",
+             "fold(", "max(", "min(", "2.5", "inf"]
     assert [w for w in words if w not in texts] == []
 
 
@@ -211,7 +220,7 @@ BAD = [
     (lambda: q.ref("é"), r"ref: name 'é' is not an identifier"),
     # queries
     (lambda: q.or_("atom(a, cur)", q.eps(0)), r"or_: q1 must be a query, not str.*parse"),
-    (lambda: q.gt(q.count(), 3), r"gt: q2 must be a query, not int 3; .*const\(3\)"),
+    (lambda: q.gt(q.count(), True), r"gt: q2 must be a query, not bool True; .*const\(1\)"),
     (lambda: q.fill(A.BuiltinOp("+")), r"fill: q must be a query.*operation cannot stand"),
     (lambda: q.combine(op="+"), r"combine: needs at least one query"),
     (lambda: q.combine(q.count(), "+", op="+"), r"combine: argument 2 must be a query"),
@@ -236,6 +245,13 @@ BAD = [
     (lambda: q.lam("x", "x"), r"lam: parameters are a sequence of names"),
     (lambda: q.lam(("x",), "cur"), r"lam: a lambda combines"),
     (lambda: q.iter_(q.eps(0), 0, A.Lambda(("x", "y"), Cur())), r"iter_: .*not cur"),
+    # running folds
+    (lambda: q.fold(["s"], [0, 1], ["s"], "s"), r"fold: one initial value and one update"),
+    (lambda: q.fold(["s"], [0], ["z + cur"], "s"),
+     r"fold: unknown variable 'z': a fold's update reads its registers \(s\) and cur"),
+    (lambda: q.fold(["s"], [0], ["s"], "s + cur"), r"fold: .*not cur"),
+    (lambda: q.fold(["s", "s"], [0, 0], ["s", "s"], "s"), r"parameter 's' is repeated"),
+    (lambda: q.fold(["s"], 0, ["s"], "s"), r"fold: init is a sequence"),
     # numbers
     (lambda: q.iter_(q.eps(0), "0", "+"), r"iter_: init must be a number"),
     (lambda: q.const(None), r"const: c must be a number"),
@@ -311,6 +327,9 @@ def _rebuild(node: A.Query, draw) -> A.Query:
             return q.prefix_sum(r(body), init, _op_arg(op, draw))
         case A.Combine(args, op):
             return q.combine(*map(r, args), op=_op_arg(op, draw))
+        case A.RunningFold(registers, init, update, output):
+            return q.fold(registers, init, [_term_arg(u, draw) for u in update],
+                          _term_arg(output, draw))
         case A.Compare(op, left, right):
             return _COMPARE[op](r(left), r(right))
         case A.BoolOp(op, left, right):

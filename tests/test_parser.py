@@ -53,6 +53,7 @@ from qre.ast import (
     Prev,
     Program,
     Query,
+    RunningFold,
     Since,
     Span,
     Split,
@@ -144,6 +145,9 @@ def _plain_terms(node):
         return replace(node, term=Const(1.0))
     if isinstance(node, Lambda):
         return replace(node, body=Var(node.params[0]))
+    if isinstance(node, RunningFold):
+        return replace(node, update=tuple(map(Var, node.registers)),
+                       output=Var(node.registers[0]))
     if hasattr(node, "__dataclass_fields__") and not isinstance(node, Name):
         return replace(node, **{f: _plain_terms(getattr(node, f))
                                 for f in node.__dataclass_fields__ if f != "span"})
@@ -186,8 +190,8 @@ def test_strategy_reaches_every_node_kind_and_depth():
             seen.add("let uses let")
 
     collect()
-    kinds = {"Atom", "Eps", "Or", "Split", "Iter", "Combine", "PrefixSum", "Fill", "FillWith",
-             "Compare", "BoolOp", "Not", "Prev", "Hist", "Once", "Since", "Name", "Let",
+    kinds = {"Atom", "Eps", "Or", "Split", "Iter", "Combine", "PrefixSum", "RunningFold", "Fill",
+             "FillWith", "Compare", "BoolOp", "Not", "Prev", "Hist", "Once", "Since", "Name", "Let",
              "BuiltinOp", "Lambda", "lambda1", "lambda2", "lambda3", "special init", "alphabet",
              "let uses let"}
     assert kinds <= seen, kinds - seen
@@ -298,6 +302,41 @@ def test_init_literals(text, value):
         got = query_of(f"{word}(p, {text}, *)")
         assert got == node(P, value, TIMES)
         assert math.copysign(1.0, got.init) == math.copysign(1.0, value) or math.isnan(value)
+
+
+def _const(c: float) -> Iter:
+    """const(c) (qre.sugar): the query with value c on every word."""
+    return Iter(Atom("_", Const(0.0)), c, BuiltinOp("fst"))
+
+
+def test_numbers_where_a_query_stands_are_const():
+    """A number in any query position is const(c), spanning the number; in a sugar
+    call's argument and in an init it stays a number."""
+    assert query_of("r > 3") == Compare(">", R, _const(3.0))
+    assert query_of("-2.5 <= r") == Compare("<=", _const(-2.5), R)
+    assert query_of("fill_with(p, -inf)") == FillWith(P, _const(-math.inf))
+    assert query_of("combine(r, 2, nan, (x, y, z) -> x)") == Combine(
+        (R, _const(2.0), _const(math.nan)), Lambda(("x", "y", "z"), Var("x")))
+    assert query_of("or(1e999, (4))") == Or(_const(math.inf), _const(4.0))
+    assert parse("let c = 0; c").lets[0].query == _const(0.0)
+    assert query_of("r > -2.5").right.span == Span(2, 5, 2, 9)
+    assert query_of("iter(p, -1, +)") == Iter(P, -1.0, PLUS)
+    expect_error("r > --2", 1, 6, "unexpected '-'")
+    expect_error("r > 2 * 3", 1, 7, "unexpected '*'")
+    expect_error("eps(1) > true", 1, 10, "'true' is a keyword")
+
+
+def test_running_folds():
+    fold = RunningFold(("n", "s"), (0.0, -math.inf), (Apply("add", (Var("n"), Const(1.0))),
+                                                      Apply("max", (Var("s"), Cur("x")))),
+                       Apply("div", (Var("s"), Var("n"))))
+    text = "fold([0, -inf], (n, s) -> [n + 1, max(s, cur.x)], (n, s) -> s / n)"
+    assert query_of(text) == fold and to_text(fold) == text
+    assert query_of(f"{text} > 1") == Compare(">", fold, _const(1.0))
+    expect_error("fold([0], (n) -> [m], (n) -> n)", 1, 19, "unknown variable 'm'")
+    expect_error("fold([0], (n) -> [n], (n) -> cur)", 1, 30, "not cur")
+    expect_error("fold([0, 1], (n) -> [n], (n) -> n)", 1, 1, "one initial value")
+    expect_error("let fold = eps(1); r", 1, 5, "'fold' is a keyword")
 
 
 def test_nan_inits_are_equal_and_hash_equal():
@@ -486,7 +525,7 @@ ERRORS = [
     ("combine(eps(1), eps(2))", 1, 17, "last argument of combine must be an operation"),
     ("combine(eps(1), +, eps(2), +)", 1, 17, "only be the last argument"),
     ("combine(eps(1), (x) -> x, +)", 1, 17, "only be the last", "drop the parentheses"),
-    ("combine(eps(1), 3, +)", 1, 17, "unexpected '3'", "a query"),
+    ("combine(eps(1), 3 + 1, +)", 1, 19, "unexpected '+'", "an operator"),  # 3 is a query
     ("combine(min)", 1, 1, "at least one query"),
     ("combine(+)", 1, 9, "unexpected '+'", "a query"),
     ("eps(1) < eps(2) < eps(3)", 1, 17, "comparisons do not chain"),
@@ -505,9 +544,11 @@ def test_error_table(text, line, column, fragments):
 
 @pytest.mark.parametrize("keyword", sorted(KEYWORDS))
 def test_keywords_cannot_be_names(keyword):
+    # inf and nan are numbers where a query stands (const), never names
+    query_position = [] if keyword in ("inf", "nan") else [f"or({keyword}, eps(1))"]
     for text in (f"let {keyword} = eps(1); eps(2)", f"atom({keyword}, cur)",
                  f"alphabet {keyword}; eps(1)", f"iter(eps(1), 0, ({keyword}, y) -> y)",
-                 f"or({keyword}, eps(1))"):
+                 *query_position):
         with pytest.raises(QreSyntaxError) as info:
             parse(text)
         assert "keyword" in info.value.message, (text, info.value.message)
@@ -515,7 +556,8 @@ def test_keywords_cannot_be_names(keyword):
 
 def test_the_keyword_list():
     words = ("atom eps or split iter combine prefix_sum fill fill_with prev hist once since "
-             "wsince let alphabet cur true false inf nan aggregate period tag matched matches")
+             "wsince let alphabet cur true false inf nan aggregate period tag matched matches "
+             "fold")
     assert set(KEYWORDS) == set(words.split(" "))
 
 

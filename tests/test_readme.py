@@ -1,7 +1,8 @@
 """The example queries of README.md give the outputs the README shows.
 
 Each ``#### title`` section holds a query in a code block and a table: a row of
-events ``tag value`` and a row of outputs (``⊥``, ``⊤`` or a number).
+events ``tag value`` and a row of outputs (``⊥``, ``⊤`` or a number); a cell ending
+in ``×n`` stands for n equal cells.
 """
 
 from __future__ import annotations
@@ -24,18 +25,43 @@ def test_the_readme_has_five_examples():
     assert len(SECTIONS) == 5
 
 
+def _cells(row: str) -> list[str]:
+    """The cells of a table row, ``x ×n`` expanded to n cells ``x``."""
+    out = []
+    for cell in row.split(" | "):
+        repeated = re.fullmatch(r"(.+) ×(\d+)", cell)
+        out += [repeated[1]] * int(repeated[2]) if repeated else [cell]
+    return out
+
+
+def test_repeated_cells():
+    assert _cells("m 10 ×3 | m 2") == ["m 10", "m 10", "m 10", "m 2"]
+
+
 @pytest.mark.parametrize(("title", "text", "events", "outputs"), SECTIONS,
                          ids=[s[0] for s in SECTIONS])
 def test_readme_example(title, text, events, outputs):
-    tags, values = zip(*(e.split() for e in events.split(" | ")), strict=True)
+    tags, values = zip(*(e.split() for e in _cells(events)), strict=True)
     m = qre(text)
     out = m.run(list(tags), [float(v) for v in values])
-    want = outputs.split(" | ")
+    want = _cells(outputs)
     status = [0 if w == "⊥" else 2 if w == "⊤" else 1 for w in want]
     np.testing.assert_array_equal(out.status, status)
     defined = out.status == 1
     np.testing.assert_allclose(out.value[defined],
                                [float(w) for w, s in zip(want, status, strict=True) if s == 1])
+
+
+SIZES = re.findall(r"^#### .+?\n\n```\n(.*?)\n```\n.*?^DT: (\d+) states, size (\d+); "
+                   r"optimized: (\d+) states, size (\d+)\.$", README, flags=re.M | re.S)
+
+
+def test_the_readme_states_the_dt_size_of_each_example():
+    assert len(SIZES) == len(SECTIONS)
+    for text, *numbers in SIZES:
+        s = qre(text).stats
+        assert [int(k) for k in numbers] == [s.unoptimized_states, s.unoptimized_size,
+                                             s.states, s.size], text
 
 
 # The command-line transcripts: "$ qre ARGS" then the exact stdout, in ``` blocks.

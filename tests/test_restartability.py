@@ -36,7 +36,9 @@ from dt.restartability import (
 )
 from dt.terms import Apply, Const, Cur, Var
 from dt.values import BOT, TOP, XValue, union
+from dt.windows import event_fold, running_fold
 from qre.compiler import compile_query
+from qre.sugar import variance_fold
 from qre.typing import check
 
 # --------------------------------------------------------------------------- independent oracle
@@ -187,6 +189,20 @@ def test_base_queries_compile_to_restartable_dts(data, alphabet):
     for dt in (compiled.value, compiled.identity):
         r = check_restartable(dt)
         assert r.restartable, (query, r.witness)
+
+
+def test_running_folds_are_restartable_and_pattern_folds_are_not():
+    """dt.windows.running_fold (the var/std sugar's DT) claims restartability by the
+    conflict semantics — a fresh thread's initial registers meet an older thread's
+    update in ⊤, as the union of two threads' outputs is — and the checker agrees; the
+    top-level event_fold, whose registers start by *init* transitions that a restart
+    never fires, is not restartable (a witness replays)."""
+    for alphabet in (("a",), ("a", "b")):
+        running = running_fold(alphabet, variance_fold(Cur()))
+        assert running.facts.restartable and output_synchronized(running)
+        assert check_restartable(running).restartable
+        top_level = event_fold(alphabet, variance_fold(Cur()), Const(0.0))
+        assert_witness_replays(top_level, check_restartable(top_level))
 
 
 # --------------------------------------------------------------------------- random DTs

@@ -49,6 +49,7 @@ from qre.ast import (
     Prev,
     Program,
     Query,
+    RunningFold,
     Since,
     Split,
 )
@@ -275,6 +276,28 @@ def test_prefix_sum_is_lifted_for_ever():
     check(prefix_meanings(q, W("a1 a1")), [6.0, BOT, BOT])
     top_at_one = Or(Or(eps(0), last()), Split(atom("b"), eps(0), FST))
     check(prefix_meanings(PrefixSum(top_at_one, 0.0, PLUS), W("b1 a2")), [0.0, TOP, TOP])
+
+
+# --------------------------------------------------------------------------- golden: fold
+
+
+def test_running_fold_updates_every_register_at_once():
+    """fold([1, 2], (a, b) -> [b, a + cur], (a, b) -> a * 10 + b): each update reads the
+    registers before the event (a swap, not a sequence); defined on ε, every word."""
+    q = RunningFold(("a", "b"), (1.0, 2.0), (parse_term("b"), parse_term("a + cur")),
+                    parse_term("a * 10 + b"))
+    # (1, 2) → (2, 1 + 5) → (6, 2 + 7) → (9, 6 + 0)
+    check(prefix_meanings(q, W("a5 b7 a0")), [12.0, 26.0, 69.0, 96.0])
+    assert meaning(Split(q, atom("a"), SND), W("b1 a3")) == 3.0  # a base query, Σ*
+
+
+def test_population_variance_by_hand():
+    """var(cur) of 1, 2, 4: mean 7/3, variance (16 + 1 + 25) / 27 = 14/9; std its root."""
+    from qre.sugar import std, var
+
+    check(prefix_meanings(var(Cur()), W("a1 b2 a4"))[:3], [NAN, 0.0, 0.25])
+    assert meaning(var(Cur()), W("a1 b2 a4")) == pytest.approx(14 / 9, rel=1e-15)
+    assert meaning(std(Cur()), W("a1 b2 a4")) == pytest.approx(math.sqrt(14 / 9), rel=1e-15)
 
 
 # --------------------------------------------------------------------------- golden: fill

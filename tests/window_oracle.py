@@ -28,9 +28,13 @@ def _fold_min(xs: Sequence[float], sign: float) -> float:
 
 
 def _var(xs: Sequence[float]) -> float:
-    n = float(len(xs))
-    q, s = _fold_sum([x * x for x in xs]), _fold_sum(xs)
-    return q / n - (s / n) * (s / n)
+    """The population variance as qre.sugar defines it: Welford's update on x − xs[0]."""
+    k = xs[0]
+    m = q = 0.0
+    for n, x in enumerate(xs):
+        e = (x - k) - m
+        m, q = m + e / (n + 1), q + e * e * n / (n + 1)
+    return q / len(xs)
 
 
 FUNCTIONS: dict[str, Callable[[Sequence[float]], float]] = {
@@ -40,7 +44,7 @@ FUNCTIONS: dict[str, Callable[[Sequence[float]], float]] = {
     "max": lambda xs: _fold_min(xs, -1.0),
     "avg": lambda xs: _fold_sum(xs) / len(xs),
     "var": _var,
-    "std": lambda xs: math.sqrt(_var(xs)) if _var(xs) >= 0 or math.isnan(_var(xs)) else math.nan,
+    "std": lambda xs: math.sqrt(_var(xs)),  # var ≥ 0 or NaN: math.sqrt(nan) is nan
     "first": lambda xs: xs[0],
     "last": lambda xs: xs[-1],
 }
