@@ -45,6 +45,7 @@ import pandas as pd
 
 from dt.windows import TICK
 
+from . import columns
 from .clock import UNIT_NS, clock_steps
 from .patterns import WITHIN_PREFIX
 
@@ -92,6 +93,8 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     if undefined not in ("drop", "keep"):
         raise ValueError(f"undefined must be 'drop' or 'keep', got {undefined!r}")
     chosen = m.resolve_engine(engine)
+    times, keys = columns.column(times, "times"), columns.column(keys, "keys")
+    values = columns.values(values)
     clock_times, unit, is_datetime = _times(times, time_unit)
     n = len(clock_times)
     timed_values = _with_time(values, clock_times, _durations(m, unit))
@@ -221,8 +224,8 @@ def _times(times: Any, time_unit: str) -> tuple[np.ndarray, str, bool]:
     if time_unit not in UNIT_NS:
         raise ValueError(f"time_unit must be one of {', '.join(UNIT_NS)}, not {time_unit!r}")
     series = times if isinstance(times, pd.Series) else pd.Series(
-        times.array if isinstance(times, pd.Index) else np.asarray(times)
-        if isinstance(times, np.ndarray) else list(times))
+        times.array if isinstance(times, pd.Index) else times
+        if isinstance(times, np.ndarray | pd.api.extensions.ExtensionArray) else list(times))
     if len(series) == 0:
         return np.zeros(0, dtype=np.int64), time_unit, False
     if series.isna().any():
