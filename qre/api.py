@@ -47,8 +47,9 @@ def qre(query: str | ast.Program | ast.Query, alphabet: Sequence[str] | None = N
     clock = None
     if typed.period is not None:
         # A window aggregate is silent after `slots` idle ticks (dt.windows).
-        horizon = typed.query.slots if isinstance(typed.query, ast.Aggregate) else None
-        clock = Clock(typed.period, horizon)
+        window = typed.query if isinstance(typed.query, ast.Aggregate) else None
+        clock = Clock(typed.period, None if window is None else window.slots,
+                      None if window is None else window.size)
     return Monitor.from_dt(compiled.value, optimize=optimize, identity=compiled.identity,
                            source=text, clock=clock,
                            derivation=derivation(typed.derived, typed.alphabet))

@@ -612,6 +612,8 @@ def _run_timed(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame) -> int
     result = m.run_timed(times, tags, frames.event_values(m, frame, args.value or []),
                          keys=keys, time_unit=args.time_unit, engine=args.engine,
                          unknown_tags="skip" if args.skip_unknown else "error")
+    # The windows' start is not part of the command's output (yet): its name is to be chosen.
+    result = result.drop(columns="start", errors="ignore")
     result = result.rename(columns={"key": args.key or "key", "time": args.time,
                                     "tag": args.tag})
     return _write_result(args, result)

@@ -50,7 +50,7 @@ import pandas as pd
 from dt.windows import TICK
 from qre.clock import clock_steps
 from qre.monitor import Monitor, tag_codes
-from qre.patterns import WITHIN_PREFIX
+from qre.patterns import CLOCK_FIELD, durations
 from qre.timed import TIME_FIELD
 
 from .plan import Plan, event_data, plain, text
@@ -247,12 +247,11 @@ def _steps(rules: Rules, clock_us: int | None, times: np.ndarray, watermark_us: 
     return event, step_us
 
 
-def _durations(m: Monitor, rules: Rules) -> dict[str, float]:
-    """The ``within`` durations the DT reads, in the time column's unit (rounded up, as
-    :func:`qre.timed.run_timed` gives them)."""
-    unit_ns = rules.unit_us * 1000
-    return {name: float(-(-int(name[len(WITHIN_PREFIX):]) // unit_ns))
-            for name in (m.unoptimized or m.dt).fields if name.startswith(WITHIN_PREFIX)}
+def _durations(m: Monitor) -> dict[str, float]:
+    """The ``within`` durations the DT reads, in µs, the unit of :data:`CLOCK_FIELD` here
+    (rounded up, as :func:`qre.timed.run_timed` gives them in its δ)."""
+    return {name: float(-(-ns // 1000))
+            for name, ns in durations((m.unoptimized or m.dt).fields).items()}
 
 
 def _event_record(plan: Plan, rules: Rules, events: pd.DataFrame | None,
@@ -280,7 +279,8 @@ def _step_data(m: Monitor, rules: Rules, data: Any, take: np.ndarray, tick: np.n
         return column(data)
     out = {name: column(c) for name, c in (data or {}).items()}
     out[TIME_FIELD] = step_us / rules.unit_us
-    out.update({name: np.full(len(take), d) for name, d in _durations(m, rules).items()})
+    out[CLOCK_FIELD] = step_us.astype(np.float64)  # whole µs: a within's differences are exact
+    out.update({name: np.full(len(take), d) for name, d in _durations(m).items()})
     return out
 
 

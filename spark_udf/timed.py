@@ -124,12 +124,8 @@ def _run_partition(batches: Iterator[Any], plan: _TimedPlan, schema: Any) -> Ite
     except ValueError as e:
         raise ValueError(f"monitor_timed (rows of one partition): {e}") from None
     arrow = to_arrow_schema(schema, timezone=plan.timezone)
-    stamps = out["time"].to_numpy()
-    time_type = arrow.field(plan.time).type
-    if pa.types.is_timestamp(time_type):
-        times = pa.array(stamps.astype("datetime64[us]")).cast(time_type)
-    else:
-        times = pa.array(stamps).cast(time_type)
+    # Stamps come in the column's type (datetimes in its time zone): Arrow casts instants.
+    times = pa.array(out["time"]).cast(arrow.field(plan.time).type)
     columns = [pa.array(list(out["key"]), type=arrow.field(plan.key).type), times,
                pa.array(out["tag"].astype(str).to_numpy(dtype=object), type=pa.string()),
                pa.array(out["status"].to_numpy().astype(np.int8)),

@@ -33,8 +33,8 @@ def test_windows_on_spark_equal_brute_force(spark, frame, name, slide, slots):
     got = by_key(monitor_timed(df, m, "k", "t", "tag", ["x"], engine="table").toPandas())
     want = expected_windows(frame.astype({"k": str}), size, slide, name, ("a", "b"))
     want = sorted(want, key=lambda r: (r[0], r[1]))
-    assert list(zip(got["k"], got["t"], strict=True)) == [(k, t) for k, t, _ in want]
-    pd.testing.assert_series_equal(got["value"], pd.Series([v for *_, v in want],
+    assert list(zip(got["k"], got["t"], strict=True)) == [(k, t) for k, t, _, _ in want]
+    pd.testing.assert_series_equal(got["value"], pd.Series([v for _, _, v, _ in want],
                                                            name="value", dtype=float))
     assert (got["tag"] == "tick").all() and (got["status"] == 1).all()
 
