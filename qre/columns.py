@@ -10,14 +10,14 @@ lists and tuples are returned as they are: the numpy fast paths cost one
 ``isinstance`` here. Arrow data is converted, whoever made it: pyarrow's
 ``Array``, ``ChunkedArray``, ``Table`` and ``RecordBatch``, and any object
 with the Arrow PyCapsule interface (``__arrow_c_stream__`` or
-``__arrow_c_array__``: a polars ``Series`` or ``DataFrame``, a DuckDB result...),
-so that neither polars nor anything else is imported for it.
+``__arrow_c_array__``: a polars ``Series`` or ``DataFrame``, for one), so that
+neither polars nor anything else is imported for it.
 
 ===============================  ==========================================  =================
 Arrow type                       becomes                                     a null becomes
 ===============================  ==========================================  =================
 string, large_string,            ``pd.Categorical`` (its categories are the  code −1: a missing
-string_view, dictionary          distinct values)                            tag, NaN as a value
+string_view, dictionary of text  distinct values)                            tag, NaN as a value
 integer, boolean                 numpy int / bool; with nulls pandas'        ``pd.NA``
                                  nullable ``Int64``… / ``boolean`` array
 floating, decimal                numpy float64 (decimals rounded to float)   NaN
@@ -25,6 +25,7 @@ null                             numpy float64                               NaN
 timestamp (with or without       pandas datetime array, time zone kept       ``NaT``
 a time zone), date
 anything else                    what ``to_pandas()`` gives                  pyarrow's choice
+other dictionaries               decoded, then as their values' type         (as there)
 struct, Table, RecordBatch       records (:func:`values` only): a dict of    (per column)
                                  the columns, each converted as above
 ===============================  ==========================================  =================
@@ -36,9 +37,9 @@ is; a missing time is an error naming its row; a missing key is a key like
 any other. Integer columns of tags are codes into the alphabet, as numpy
 integer arrays are.
 
-Cost: a copy of each Arrow column into numpy (none for numeric chunks that
-numpy can share); text is dictionary-encoded in Arrow (C++), so strings are
-made Python objects once per distinct value, not once per row.
+Cost: one pass over each Arrow column, into numpy; text is dictionary-encoded
+in Arrow (C++), so strings become Python objects once per distinct value, not
+once per row.
 """
 
 from __future__ import annotations

@@ -251,9 +251,11 @@ def _with_time(m: Monitor, values: Any, times: np.ndarray, scale: TimeScale) -> 
     """The values with the fields a timed run adds (the event time as ``time`` in
     ``time_unit`` and in δ, the ``within`` durations in δ) when the DT reads records;
     a plain column as it is unless the DT reads only those fields."""
-    extra = {TIME_FIELD: scale.time_values(times), CLOCK_FIELD: times.astype(np.float64),
+    reads = m._source_dt.fields
+    extra = {TIME_FIELD: scale.time_values(times),
+             **({CLOCK_FIELD: times.astype(np.float64)} if CLOCK_FIELD in reads else {}),
              **{name: np.full(len(times), float(scale.ceil(ns)))
-                for name, ns in durations(m._source_dt.fields).items()}}
+                for name, ns in durations(reads).items()}}
     if values is None:
         return extra
     if isinstance(values, Mapping | pd.DataFrame):
@@ -298,6 +300,10 @@ def _step_events(events: Any, rows: np.ndarray, time: np.ndarray, scale: TimeSca
     def column(c: np.ndarray) -> np.ndarray:
         return np.where(tick, np.nan, c[take])
 
-    at = {TIME_FIELD: scale.time_values(time), CLOCK_FIELD: time.astype(np.float64)}
-    fields = {name: at[name] if name in at else column(c) for name, c in events.fields.items()}
+    def value(name: str, c: np.ndarray) -> np.ndarray:
+        if name == TIME_FIELD:
+            return scale.time_values(time)
+        return time.astype(np.float64) if name == CLOCK_FIELD else column(c)
+
+    fields = {name: value(name, c) for name, c in events.fields.items()}
     return _Events(None if events.scalar is None else column(events.scalar), fields)

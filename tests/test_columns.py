@@ -74,6 +74,16 @@ def test_arrow_and_polars_columns_run_as_lists(make, make_values):
     np.testing.assert_array_equal(got.value, want.value)
 
 
+def test_integer_columns_of_any_library_are_codes():
+    codes = [BALANCE.alphabet.index(t) for t in TAGS]
+    want = BALANCE.run(np.array(codes), PLAIN)
+    for column_of_codes in (pd.Series(codes), pd.Series(codes, dtype="Int8"), pa.array(codes),
+                            pl.Series(codes)):
+        np.testing.assert_array_equal(BALANCE.run(column_of_codes, PLAIN).value, want.value)
+    with pytest.raises(ValueError, match="tag code 2 at position 0 is out of range"):
+        BALANCE.run(pd.Series([2, None], dtype="Int64"), [1.0, 2.0])
+
+
 def test_integer_values_with_nulls_are_exact_and_nan():
     got = BALANCE.run(pa.array(TAGS), pa.array([2**53 + 1, None, 1, 1, 1], pa.int64()))
     assert got.value[0] == float(2**53 + 1) and math.isnan(got.value[1])
@@ -200,7 +210,7 @@ def test_dictionaries_of_numbers_and_with_null_entries():
 def test_the_library_never_imports_polars():
     code = ("import sys, numpy as np, pyarrow as pa; from qre import qre; "
             "m = qre('alphabet a; aggregate(count(), 1s)'); "
-            "m.run_timed(pa.array([0, 1]), pa.array(['a', 'a'])); "
+            "m.run_timed(pa.array([0.5, 1.5]), pa.array(['a', 'a'])); "
             "qre('iter(atom(a, cur), 0, +)').run(np.array([0]), [1.0]); "
             "assert 'polars' not in sys.modules, 'polars imported'")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
