@@ -517,10 +517,12 @@ key, with --key) after the row's event, in the order events are processed.
 timed queries (aggregate windows, a clock period, matched(within(...))) need
 --time: the output is then the emitted rows of Monitor.run_timed -- per key in
 event-time order, one row per non-empty window (stamped at the window's end
-minus one time unit) or per event with a defined output: the key, time and tag
+minus one time unit for integer times, one microsecond for float times and
+datetimes) or per event with a defined output: the key, time and tag
 columns, the event row's other input columns (empty for a window's row), row
-(the input row, -1 for a clock tick), start (a window's), status and value.
---time-unit says what a numeric time counts (s, ms, us, ns, min, h, d).
+(the input row, -1 for a clock tick), start (a window's start), status and
+value. --time-unit says what a numeric time counts (s, ms, us, ns, min, h,
+d); float times are rounded to the nearest microsecond (ns: nanosecond).
 
 order: without --time, events are processed in input order; with --time COL,
 in order of that column (within each key with --key), equal times ordered by

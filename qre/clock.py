@@ -17,10 +17,11 @@ h = k, see :mod:`dt.windows`); then only the first h ticks of a gap are made,
 which gives the same outputs. Without a horizon every tick is made.
 
 Durations are integers of a time unit (:data:`UNIT_NS` names them); a query
-keeps its durations in nanoseconds and :meth:`Clock.in_units` expresses
-them in the unit of the input times. The unit is also δ, the granularity of
-output stamps: a tick at b stamps its output b − δ, the last instant of the
-window it closes (seed 004, §3.1).
+keeps its durations in nanoseconds, and a run expresses them in δ, its
+resolution (:mod:`qre.times`: the time unit of integer times, a microsecond
+for floats and datetimes). δ is also the granularity of output stamps: a tick
+at b stamps its output b − δ, the last instant of the window it closes (seed
+004, §3.1).
 
 Cost: O(events + ticks) numpy work per call, no Python loop per event.
 """
@@ -46,12 +47,18 @@ class Clock:
 
     period_ns: int
     horizon: int | None = None
+    window_ns: int | None = None
+    """The window size when this is a window aggregate's clock (a tick at b closes the
+    window [b − window_ns, b): its row carries that start), else None."""
 
     def __post_init__(self) -> None:
         if self.period_ns <= 0:
             raise ValueError(f"a clock period is positive, not {self.period_ns} ns")
         if self.horizon is not None and self.horizon < 1:
             raise ValueError(f"a clock horizon is at least one tick, not {self.horizon}")
+        if self.window_ns is not None and (self.window_ns <= 0 or self.window_ns % self.period_ns):
+            raise ValueError(f"a window is a positive multiple of the clock period, not "
+                             f"{self.window_ns} ns")
 
     def in_units(self, unit: str) -> int:
         """The period as a whole number of ``unit``; a ValueError if it is not one."""

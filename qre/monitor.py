@@ -19,17 +19,20 @@ shape ``(n_events, n_final)``, columns in the order of ``dt.final``, named by
 keys of ``qre({"mean": ..., "sd": ...})``). :mod:`qre.output` names the
 columns of a frame of outputs.
 
-Events. ``tags`` are strings, a pandas Categorical, or a numpy integer array
-of codes into ``m.alphabet`` (the fast path; a code outside
+Events. ``tags`` are strings, a pandas Categorical, or an integer array
+of codes into ``m.alphabet`` (a numpy one is the fast path; a code outside
 ``0..len(alphabet)-1`` is always an error). ``values`` is a float sequence or
 1-D array (``cur``), or a dict / DataFrame of float columns (``cur.FIELD``);
 every column must have one entry per tag, and columns the DT does not read
-are otherwise ignored. Data are IEEE float64: NaN and ±inf are ordinary
+are otherwise ignored. Any column may also be Arrow data — pyarrow arrays and
+tables, polars Series and DataFrames (records) —, converted at the boundary by
+:mod:`qre.columns`. Data are IEEE float64: NaN and ±inf are ordinary
 defined values and flow through the terms (``nan + 1`` is NaN with status 1);
-only ⊥/⊤ come from the DT's structure. Nullable pandas
-columns turn missing entries (``pd.NA``) into NaN; anything that is not a
+only ⊥/⊤ come from the DT's structure. Nullable pandas and Arrow
+columns turn missing entries (``pd.NA``, nulls) into NaN; anything that is not a
 number (a string, ``None`` in a Python list, a date) is an error naming its
-row (0-based position) and column.
+row (0-based position) and column. A missing tag is an error naming its
+position, unless unknown tags are skipped.
 
 Unknown tags. A tag outside the alphabet is a ``ValueError`` naming the tag
 and its position. With ``unknown_tags="skip"`` such an event is dropped: the
@@ -73,6 +76,7 @@ from dt.model import DT
 from dt.terms import EventValue
 from dt.values import XValue, decode, encode
 
+from . import columns
 from .clock import Clock
 from .derive import Derivation
 from .order import processing_order, sortable_times
@@ -362,6 +366,7 @@ class Monitor:
         if keys is None:
             key_ids = np.zeros(n, dtype=np.int64)
         else:
+            keys = columns.column(keys, "keys")
             key_ids, _ = pd.factorize(pd.Series(list(keys) if not hasattr(keys, "__len__")
                                                 else keys, dtype=object), use_na_sentinel=False)
         if len(key_ids) != n:
@@ -374,7 +379,7 @@ class Monitor:
             # One stable sort groups the rows by key, each key's rows in input order.
             order = np.argsort(key_ids, kind="stable").astype(np.int64, copy=False)
         else:
-            stamps = sortable_times(times)
+            stamps = sortable_times(columns.column(times, "times"))
             if len(stamps) != n:
                 raise ValueError(f"times has {len(stamps)} entries but there are {n} tags")
             order = processing_order(key_ids.astype(np.int64), stamps, tags, codes,
@@ -409,6 +414,7 @@ class Monitor:
         if unknown_tags not in _UNKNOWN_TAGS:
             raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
         codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
+        values = columns.values(values)
         events = _event_values(self._source_dt, values, len(codes))
         if self.derivation is not None and derive:
             codes = self.derivation.apply(codes, values)
@@ -516,17 +522,24 @@ def _output(status: np.ndarray, value: np.ndarray, names: tuple[str, ...]) -> Ou
 def tag_codes(tags: Any, alphabet: Sequence[str], *, skip_unknown: bool = False) -> np.ndarray:
     """Tags as ``int64`` codes into ``alphabet``; -1 marks an unknown tag when skipping.
 
-    Accepts strings (a list, tuple, numpy or pandas array), a pandas
-    Categorical (or categorical Series), or a numpy integer array of codes.
+    Accepts strings (a list, tuple, numpy, pandas, Arrow or polars column), a
+    pandas Categorical (or categorical Series), or an integer array of codes
+    (numpy, pandas, Arrow, polars). Arrow data is converted by
+    :func:`qre.columns.column`. A missing tag (None, NaN, a null) is not a tag: an
+    error naming its position, unless skipped.
     """
     if isinstance(tags, str | bytes):
         raise TypeError("tags is a sequence of tags, not a single string")
+    tags = columns.column(tags, "tags")
     if isinstance(tags, pd.Series | pd.Index):
-        tags = tags.to_numpy() if tags.dtype == object else tags.array
+        tags = tags.array if isinstance(tags.dtype, pd.api.extensions.ExtensionDtype) \
+            else tags.to_numpy()
     if isinstance(tags, pd.Categorical):
         return _categorical_codes(tags, alphabet, skip_unknown)
     if isinstance(tags, np.ndarray) and tags.dtype.kind in "iu":
         return _checked_codes(tags, len(alphabet))
+    if isinstance(tags, pd.api.extensions.ExtensionArray) and tags.dtype.kind in "iu":
+        return _masked_codes(tags, alphabet, skip_unknown)
     if isinstance(tags, np.ndarray) and tags.ndim != 1:
         raise ValueError(f"tags must be one-dimensional, got shape {tags.shape}")
     if isinstance(tags, np.ndarray) and tags.dtype.kind in "OU":
@@ -565,6 +578,15 @@ def _checked_codes(codes: np.ndarray, n_tags: int) -> np.ndarray:
     return codes.astype(np.int64, copy=False)
 
 
+def _masked_codes(tags: Any, alphabet: Sequence[str], skip_unknown: bool) -> np.ndarray:
+    """Integer codes with missing entries (pandas' nullable integers, Arrow with nulls):
+    each present code checked like a numpy code, a missing one is a missing tag."""
+    missing = np.asarray(tags.isna(), dtype=bool)
+    codes = _checked_codes(tags.to_numpy(dtype=np.int64, na_value=0), len(alphabet))
+    codes = np.where(missing, -1, codes)
+    return _resolve_unknown(codes, lambda k: None, skip_unknown, alphabet)
+
+
 def _categorical_codes(tags: pd.Categorical, alphabet: Sequence[str],
                        skip_unknown: bool) -> np.ndarray:
     codes = _codes_through(tags.categories, tags.codes, alphabet)
@@ -587,6 +609,9 @@ def _resolve_unknown(codes: np.ndarray, tag_at: Any, skip_unknown: bool,
     if len(unknown) and not skip_unknown:
         k = int(unknown[0])
         tag = tag_at(k)
+        if columns.is_null(tag):
+            raise ValueError(f"missing tag at position {k} ({tag!r}); pass "
+                             f"unknown_tags='skip' to drop such events")
         if isinstance(tag, np.generic):  # show np.str_('x') as 'x'
             tag = tag.item()
         hint = ""
@@ -673,8 +698,9 @@ def _float_column(data: Any, label: str) -> np.ndarray:
     if isinstance(data, pd.api.extensions.ExtensionArray):
         if pd.api.types.is_numeric_dtype(data.dtype) or pd.api.types.is_bool_dtype(data.dtype):
             data = data.to_numpy(dtype=np.float64, na_value=np.nan)
-        else:
-            data = np.asarray(data, dtype=object)
+        else:  # text, dates...: a missing entry is NaN, any other one must be a number
+            data = np.where(np.asarray(data.isna(), dtype=bool), np.nan,
+                            np.asarray(data, dtype=object))
     if isinstance(data, np.ndarray):
         array = data
     else:

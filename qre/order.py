@@ -36,6 +36,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from . import columns
+
 __all__ = ["event_order", "processing_order", "sortable", "sortable_times", "tag_rank",
            "tiebreak_columns", "value_columns"]
 
@@ -178,7 +180,8 @@ def processing_order(key_ids: np.ndarray, times: np.ndarray, tags: Any, codes: n
     take part; the result lists positions among all rows."""
     n = len(codes)
     rows = np.arange(n, dtype=np.int64) if rows is None else rows
-    ties = [*(sortable(c, n) for c in tiebreak_columns(tiebreak)),
+    tags, values = columns.column(tags, "tags"), columns.values(values)
+    ties = [*(sortable(columns.column(c, "tiebreak"), n) for c in tiebreak_columns(tiebreak)),
             tag_rank(tags, codes, alphabet),
             *(sortable(c, n) for c in value_columns(values))]
     for column in ties:

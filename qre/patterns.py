@@ -52,15 +52,18 @@ a pattern does not mention costs copies only. Counts are floats: exact up to
 2^53 (``plus`` can make 2^n matches of n events).
 
 A ``within`` compares the time since the latest start with its duration in
-the unit of the run: the DT reads that duration as the record field
-``within_<nanoseconds>`` (:func:`duration_field`), which the timed runtime
-supplies (:mod:`qre.timed`), so one compiled monitor serves every time unit.
+δ, the resolution of the run (:mod:`qre.times`): the DT reads the event time
+as the record field ``within_clock`` (:data:`CLOCK_FIELD`: whole δ, so the
+difference is exact — ``cur.time`` is in the user's unit, a float of seconds
+maybe, whose differences are not) and the duration as ``within_<nanoseconds>``
+(:func:`duration_field`), both supplied by the timed runtime
+(:mod:`qre.timed`), so one compiled monitor serves every time unit.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import count
 
@@ -70,16 +73,26 @@ from dt.windows import START, Fold
 from . import ast
 from .errors import QreTypeError
 
-__all__ = ["WITHIN_PREFIX", "check_pattern", "duration_field", "event_pattern", "pattern_tags",
-           "window_pattern"]
+__all__ = ["CLOCK_FIELD", "WITHIN_PREFIX", "check_pattern", "duration_field", "durations",
+           "event_pattern", "pattern_tags", "window_pattern"]
 
 WITHIN_PREFIX = "within_"
-"""Prefix of the record fields that carry a ``within`` duration (see the module docstring)."""
+"""Prefix of the record fields a ``within`` reads: durations and :data:`CLOCK_FIELD`
+(see the module docstring); the runtime supplies them, users never do."""
+
+CLOCK_FIELD = f"{WITHIN_PREFIX}clock"
+"""The record field holding the event time as a whole number of δ (exact below 2^53)."""
 
 
 def duration_field(ns: int) -> str:
-    """The record field holding the duration ``ns`` in the run's time unit."""
+    """The record field holding the duration ``ns`` in the run's δ."""
     return f"{WITHIN_PREFIX}{ns}"
+
+
+def durations(fields: Iterable[str]) -> dict[str, int]:
+    """The duration fields among ``fields``, with their durations in nanoseconds."""
+    return {f: int(f[len(WITHIN_PREFIX):]) for f in fields
+            if f.startswith(WITHIN_PREFIX) and f[len(WITHIN_PREFIX):].isdigit()}
 
 
 @dataclass(frozen=True)
@@ -130,9 +143,9 @@ def event_pattern(q: ast.Matches, alphabet: Sequence[str]) -> tuple[Fold, Term]:
         start: Term = Const(1.0)
     else:
         def test(o: Term) -> Term:
-            span = Apply("sub", (Cur("time"), o))
+            span = Apply("sub", (Cur(CLOCK_FIELD), o))
             return Apply("lt", (span, Cur(duration_field(duration))))
-        start = Cur("time")
+        start = Cur(CLOCK_FIELD)
     return _fold(regs, inits, updates, test), start
 
 

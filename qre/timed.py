@@ -14,14 +14,19 @@ they are indistinguishable to the query).
 ``tiebreak`` column and every column of ``values`` (read by the query or
 not): "keying by all attributes deduplicates".
 
-Time. ``times`` are datetimes (numpy, pandas; taken in microseconds, the
-unit Spark keeps) or numbers of ``time_unit`` (whole numbers: a fraction is
-an error naming its row). The unit is δ, the granularity of stamps. Terms
-read the event time as ``cur.time`` (a float: exact below 2^53 units) when
-values are records or absent; a tick's ``cur.time`` is its boundary and its
-other fields are NaN. A pattern's ``within`` duration D reaches the DT as the
-field ``within_<D in ns>``, set here to ⌈D / unit⌉ (for whole units,
-t − s < D exactly when t − s < ⌈D / unit⌉).
+Time (:mod:`qre.times` states the rule). ``times`` are datetimes (numpy,
+pandas, Arrow; with or without a time zone) or numbers of ``time_unit``. The
+column's type fixes δ, the resolution of the run: one ``time_unit`` for
+integers (exact), a microsecond for floats (rounded to the nearest, ties to
+even; a nanosecond for floats of ns) and for datetimes. Stamps come back in
+the input's type: integers, floats of ``time_unit``, datetimes in the input's
+time zone. Terms read the event time as ``cur.time`` (in ``time_unit``;
+microseconds since the epoch for datetimes) when values are records or
+absent; a tick's ``cur.time`` is its boundary and its other fields are NaN. A
+pattern's ``within`` compares whole δ: the DT reads the time in δ as
+``within_clock`` and a duration D as ``within_<D in ns>``, set here to
+⌈D / δ⌉ (:mod:`qre.patterns`). A query that reads no value takes a plain
+value column all the same (it orders equal times, and ``dedup`` reads it).
 
 Emission. One row per step (event or tick) whose output is not ⊥
 (``undefined="keep"`` keeps those too): an event's row is stamped with its
@@ -32,7 +37,8 @@ one row per non-empty window, in time order per key. ``watermark`` says up
 to which time the input is complete: ticks fire at the boundaries up to it
 (None: the input is the whole stream, so a window aggregate closes all its
 windows; a query with a declared period and no watermark ticks only between
-events).
+events). A window aggregate's rows also carry ``start``, the start of their
+window [start, start + size), in the type of ``time``.
 """
 
 from __future__ import annotations
@@ -45,9 +51,11 @@ import pandas as pd
 
 from dt.windows import TICK
 
-from .clock import UNIT_NS, clock_steps
+from . import columns
+from .clock import clock_steps
 from .order import processing_order, tiebreak_columns, value_columns
-from .patterns import WITHIN_PREFIX
+from .patterns import CLOCK_FIELD, WITHIN_PREFIX, durations
+from .times import TimeScale, event_times
 
 if TYPE_CHECKING:
     from .monitor import Monitor
@@ -56,8 +64,6 @@ __all__ = ["TIME_FIELD", "input_tags", "is_timed", "needed_fields", "run_timed"]
 
 TIME_FIELD = "time"
 """The record field that carries the event time in a timed run (``cur.time``)."""
-
-_DATETIME_UNIT = "us"
 
 
 def needed_fields(m: Monitor) -> set[str]:
@@ -94,9 +100,11 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     Equal times are ordered by :mod:`qre.order`'s rule: ``tiebreak`` (one column, or a
     dict / DataFrame of columns), then the tag's text, then ``values``' columns.
 
-    Columns: ``key`` (when ``keys`` is given), ``time`` (the stamp, datetime64[us]
-    for datetime input), ``tag`` (the event's tag after derivation, or ``tick``),
-    ``row`` (the input row, −1 for a tick), ``status`` (uint8) and ``value``.
+    Columns: ``key`` (when ``keys`` is given), ``time`` (the stamp, in the type of
+    ``times``: :mod:`qre.times`), ``start`` (a window aggregate's only: the start of the
+    window a tick closes, in the same type; missing at the event rows that
+    ``undefined="keep"`` keeps), ``tag`` (the event's tag after derivation, or
+    ``tick``), ``row`` (the input row, −1 for a tick), ``status`` (uint8) and ``value``.
     """
     if len(m.dt.final) != 1:
         raise ValueError(f"run_timed needs a monitor with one output, this one has "
@@ -104,9 +112,11 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     if undefined not in ("drop", "keep"):
         raise ValueError(f"undefined must be 'drop' or 'keep', got {undefined!r}")
     chosen = m.resolve_engine(engine)
-    clock_times, unit, is_datetime = _times(times, time_unit)
+    times, keys = columns.column(times, "times"), columns.column(keys, "keys")
+    values = columns.values(values)
+    clock_times, scale = event_times(times, time_unit)
     n = len(clock_times)
-    timed_values = _with_time(values, clock_times, _durations(m, unit))
+    timed_values = _with_time(m, values, clock_times, scale)
     codes, events = m._events(tags, timed_values, unknown_tags, derive=False)
     if len(codes) != n:
         raise ValueError(f"times has {n} entries but there are {len(codes)} tags")
@@ -119,20 +129,26 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
                                       *_attributes([*tiebreak_columns(tiebreak),
                                                     *value_columns(values)], n)])
     if m.derivation is not None:
-        codes = m.derivation.apply(codes, timed_values)
-    steps = _steps(m, key_ids[order], clock_times[order], unit, watermark)
+        # Predicates on plain cur read the column itself (the DT may read the time fields).
+        scalar = m.derivation.predicates.reads_scalar_cur
+        codes = m.derivation.apply(codes, values if scalar else timed_values)
+    steps = _steps(m, key_ids[order], clock_times[order], scale, watermark)
     rows = np.where(steps.event >= 0, order[np.maximum(steps.event, 0)], -1)
     is_tick = rows < 0
     step_codes = np.where(is_tick, m.alphabet.index(TICK) if TICK in m.alphabet else 0,
                           codes[np.maximum(rows, 0)])
-    step_events = _step_events(events, rows, steps.time)
+    step_events = _step_events(events, rows, steps.time, scale)
     offsets = np.searchsorted(steps.key, np.arange(len(key_values) + 1)).astype(np.int64)
     out = m._run_grouped(chosen, np.arange(len(rows), dtype=np.int64), offsets, step_codes,
                          step_events)
     keep = np.ones(len(rows), dtype=bool) if undefined == "keep" else out.status != 0
     stamp = np.where(is_tick, steps.time - 1, steps.time)[keep]
     frame = {} if keys is None else {"key": key_values[steps.key[keep]]}
-    frame["time"] = stamp.astype(f"datetime64[{_DATETIME_UNIT}]") if is_datetime else stamp
+    frame["time"] = scale.stamps(stamp)
+    if m.clock is not None and m.clock.window_ns is not None:
+        size = scale.whole(m.clock.window_ns, "the window size")
+        frame["start"] = _starts(scale, steps.time[keep] - size, is_tick[keep],
+                                 undefined == "keep")
     frame["tag"] = pd.Categorical.from_codes(step_codes[keep], categories=list(m.alphabet))
     frame["row"] = rows[keep]
     frame["status"] = out.status[keep]
@@ -159,47 +175,17 @@ def _deduplicated(order: np.ndarray, columns: list[np.ndarray]) -> np.ndarray:
     return order[np.concatenate([[True], ~same])]
 
 
-def _steps(m: Monitor, key: np.ndarray, time: np.ndarray, unit: str, watermark: Any) -> Any:
+def _steps(m: Monitor, key: np.ndarray, time: np.ndarray, scale: TimeScale,
+           watermark: Any) -> Any:
     from .clock import Steps
 
     if m.clock is None:
         return Steps(np.arange(len(time), dtype=np.int64), time, key)
-    period = m.clock.in_units(unit)
-    until = None if watermark is None else int(_times([watermark], unit)[0][0])
+    period = scale.whole(m.clock.period_ns, "the clock period")
+    until = None if watermark is None else scale.point(watermark, "watermark")
     if until is None and m.clock.horizon is None:
         until = int(time.max(initial=0))  # no horizon: no ticks after the last event
     return clock_steps(key, time, period, m.clock.horizon, until)
-
-
-def _times(times: Any, time_unit: str) -> tuple[np.ndarray, str, bool]:
-    """Event times as int64 clock units, the unit, and whether they were datetimes."""
-    if time_unit not in UNIT_NS:
-        raise ValueError(f"time_unit must be one of {', '.join(UNIT_NS)}, not {time_unit!r}")
-    series = times if isinstance(times, pd.Series) else pd.Series(
-        times.array if isinstance(times, pd.Index) else np.asarray(times)
-        if isinstance(times, np.ndarray) else list(times))
-    if len(series) == 0:
-        return np.zeros(0, dtype=np.int64), time_unit, False
-    if series.isna().any():
-        k = int(np.flatnonzero(series.isna().to_numpy())[0])
-        raise ValueError(f"row {k} of times: the event time is missing")
-    if pd.api.types.is_datetime64_any_dtype(series.dtype):
-        if getattr(series.dt, "tz", None) is not None:
-            series = series.dt.tz_convert("UTC").dt.tz_localize(None)
-        ns = series.to_numpy(dtype="datetime64[ns]").astype(np.int64)
-        return np.floor_divide(ns, UNIT_NS[_DATETIME_UNIT]), _DATETIME_UNIT, True
-    if not pd.api.types.is_numeric_dtype(series.dtype) or pd.api.types.is_bool_dtype(
-            series.dtype):
-        bad = next(k for k, x in enumerate(series) if not isinstance(x, int | float | np.number))
-        raise ValueError(f"row {bad} of times: {series.iloc[bad]!r} is neither a number nor "
-                         f"a datetime")
-    raw = series.to_numpy(dtype=np.float64)
-    whole = np.floor(raw) == raw
-    if not whole.all():
-        k = int(np.flatnonzero(~whole)[0])
-        raise ValueError(f"row {k} of times: {float(raw[k])!r} is not a whole number of "
-                         f"{time_unit} (pass a finer time_unit)")
-    return series.to_numpy(dtype=np.int64), time_unit, False
 
 
 def _keys(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -216,33 +202,50 @@ def _keys(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     return ids.astype(np.int64), np.asarray(uniques, dtype=object)
 
 
-def _durations(m: Monitor, unit: str) -> dict[str, float]:
-    """The ``within`` durations the DT reads (:func:`qre.patterns.duration_field`), in
-    ``unit``: t − s < D ns for whole units t, s is t − s < ⌈D / unit⌉."""
-    out = {}
-    for name in m._source_dt.fields:
-        if name.startswith(WITHIN_PREFIX) and name[len(WITHIN_PREFIX):].isdigit():
-            out[name] = float(-(-int(name[len(WITHIN_PREFIX):]) // UNIT_NS[unit]))
-    return out
-
-
-def _with_time(values: Any, times: np.ndarray, durations: dict[str, float]) -> Any:
-    """The values with the event time as the field ``time`` and the durations (records
-    only)."""
-    extra = {TIME_FIELD: times, **{k: np.full(len(times), v) for k, v in durations.items()}}
+def _with_time(m: Monitor, values: Any, times: np.ndarray, scale: TimeScale) -> Any:
+    """The values with the fields a timed run adds (the event time as ``time`` in
+    ``time_unit`` and in δ, the ``within`` durations in δ) when the DT reads records;
+    a plain column as it is unless the DT reads only those fields."""
+    reads = m._source_dt.fields
+    extra = {TIME_FIELD: scale.time_values(times),
+             **({CLOCK_FIELD: times.astype(np.float64)} if CLOCK_FIELD in reads else {}),
+             **{name: np.full(len(times), float(scale.ceil(ns)))
+                for name, ns in durations(reads).items()}}
     if values is None:
         return extra
     if isinstance(values, Mapping | pd.DataFrame):
         for name in extra:
             if name in values:
                 raise ValueError(f"values has a column {name!r}: in a timed run cur.{name} "
-                                 f"is {'the event time' if name == TIME_FIELD else 'a duration'}"
+                                 f"is {'the event time' if name == TIME_FIELD else 'reserved'}"
                                  f"; rename the column")
         return {**{name: values[name] for name in values}, **extra}
-    return values
+    source = m._source_dt
+    if source.reads_scalar_cur or not set(source.fields) & set(extra):
+        return values  # the DT reads cur, or no field a timed run adds
+    fields = sorted(needed_fields(m))
+    if fields:
+        raise ValueError(f"the query reads {', '.join(f'cur.{f}' for f in fields)}: pass "
+                         f"values as a dict or DataFrame with columns {', '.join(fields)}")
+    # The query reads the event time only: the column still orders equal times (and dedup
+    # reads it), so it must be numbers, one per event, as Monitor.run wants.
+    from .monitor import _check_length, _float_column
+
+    _check_length(_float_column(values, "values"), len(times), "values")
+    return extra
 
 
-def _step_events(events: Any, rows: np.ndarray, time: np.ndarray) -> Any:
+def _starts(scale: TimeScale, start: np.ndarray, tick: np.ndarray, events_kept: bool) -> Any:
+    """The ``start`` column: the windows' starts (given in δ) in the input's type; with
+    event rows kept, missing at those (pandas' nullable Int64 for integer times)."""
+    stamps = scale.stamps(start)
+    if not events_kept:
+        return stamps
+    column = pd.Series(stamps)
+    return (column.astype("Int64") if scale.kind == "int" else column).where(tick).array
+
+
+def _step_events(events: Any, rows: np.ndarray, time: np.ndarray, scale: TimeScale) -> Any:
     """The data of every step: the event's, or NaN with the tick's time for a tick."""
     from .monitor import _Events
 
@@ -252,6 +255,10 @@ def _step_events(events: Any, rows: np.ndarray, time: np.ndarray) -> Any:
     def column(c: np.ndarray) -> np.ndarray:
         return np.where(tick, np.nan, c[take])
 
-    fields = {name: (time.astype(np.float64) if name == TIME_FIELD else column(c))
-              for name, c in events.fields.items()}
+    def value(name: str, c: np.ndarray) -> np.ndarray:
+        if name == TIME_FIELD:
+            return scale.time_values(time)
+        return time.astype(np.float64) if name == CLOCK_FIELD else column(c)
+
+    fields = {name: value(name, c) for name, c in events.fields.items()}
     return _Events(None if events.scalar is None else column(events.scalar), fields)

@@ -50,7 +50,7 @@ import pandas as pd
 from dt.windows import TICK
 from qre.clock import clock_steps
 from qre.monitor import Monitor, tag_codes
-from qre.patterns import WITHIN_PREFIX
+from qre.patterns import CLOCK_FIELD, durations
 from qre.timed import TIME_FIELD
 
 from .plan import Plan, concat_rows, event_data, frame_rows, plain, text
@@ -183,7 +183,7 @@ def _changes(plan: Plan, rules: Rules, key: Any, rows: pd.DataFrame | None,
     stamps = np.array(gone, dtype=np.int64)
     cleared = frame_rows(plan, key, None, np.zeros((len(gone), 1), dtype=np.int8),
                          np.full((len(gone), 1), np.nan), False, tags=[TICK] * len(gone),
-                         times=_stamps(rules, stamps - rules.unit_us))
+                         times=_stamps(rules, stamps - rules.delta_us))
     cleared[TICK_US] = stamps
     return cleared if rows is None else concat_rows([rows[keep], cleared])
 
@@ -244,12 +244,11 @@ def _steps(rules: Rules, clock_us: int | None, times: np.ndarray, watermark_us: 
     return event, step_us
 
 
-def _durations(m: Monitor, rules: Rules) -> dict[str, float]:
-    """The ``within`` durations the DT reads, in the time column's unit (rounded up, as
-    :func:`qre.timed.run_timed` gives them)."""
-    unit_ns = rules.unit_us * 1000
-    return {name: float(-(-int(name[len(WITHIN_PREFIX):]) // unit_ns))
-            for name in (m.unoptimized or m.dt).fields if name.startswith(WITHIN_PREFIX)}
+def _durations(m: Monitor) -> dict[str, float]:
+    """The ``within`` durations the DT reads, in µs, the unit of :data:`CLOCK_FIELD` here
+    (rounded up, as :func:`qre.timed.run_timed` gives them in its δ)."""
+    return {name: float(-(-ns // 1000))
+            for name, ns in durations((m.unoptimized or m.dt).fields).items()}
 
 
 def _event_record(plan: Plan, rules: Rules, events: pd.DataFrame | None,
@@ -277,7 +276,8 @@ def _step_data(m: Monitor, rules: Rules, data: Any, take: np.ndarray, tick: np.n
         return column(data)
     out = {name: column(c) for name, c in (data or {}).items()}
     out[TIME_FIELD] = step_us / rules.unit_us
-    out.update({name: np.full(len(take), d) for name, d in _durations(m, rules).items()})
+    out[CLOCK_FIELD] = step_us.astype(np.float64)  # whole µs: a within's differences are exact
+    out.update({name: np.full(len(take), d) for name, d in _durations(m).items()})
     return out
 
 
@@ -296,7 +296,7 @@ def _rows(plan: Plan, rules: Rules, key: Any, event: np.ndarray, step_us: np.nda
         tags[~tick] = [text(t) for t in original[event[~tick]]]
     rows = frame_rows(plan, key, events, status[keep].astype(np.int8).reshape(-1, 1),
                       value[keep].reshape(-1, 1), False, rows=event, tags=tags,
-                      times=_stamps(rules, np.where(tick, step_us - rules.unit_us, step_us)))
+                      times=_stamps(rules, np.where(tick, step_us - rules.delta_us, step_us)))
     if boundaries:
         rows[TICK_US] = np.where(tick, step_us, -1)
     return rows
@@ -306,5 +306,6 @@ def _stamps(rules: Rules, stamp_us: np.ndarray) -> Any:
     """Stamps in µs as values of the time column's type."""
     if rules.time_kind == "timestamp":
         return pd.to_datetime(stamp_us, unit="us").to_numpy()
-    times = stamp_us // rules.unit_us
-    return times.astype(np.float64) if rules.time_kind == "fractional" else times
+    if rules.time_kind == "fractional":
+        return stamp_us / rules.unit_us
+    return stamp_us // rules.unit_us

@@ -101,9 +101,15 @@ class Rules:
     """The monitor reads event times (a clock, ``cur.time``, a ``within``)."""
     unit_us: int = 1
     """Microseconds per unit of the time column (1 for timestamps): the unit of
-    ``cur.time`` and δ, the granularity of a tick's stamp."""
+    ``cur.time`` (and δ for integer times: :attr:`delta_us`)."""
     time_kind: str = "timestamp"
     """The time column's type: ``timestamp``, ``integral`` or ``fractional`` (stamps)."""
+
+    @property
+    def delta_us(self) -> int:
+        """δ, the granularity of stamps, in µs: a unit for integer times, a microsecond
+        for floats and timestamps (:mod:`qre.times`' rule)."""
+        return self.unit_us if self.time_kind == "integral" else 1
 
     def effective(self, watermark_us: int | None) -> int | None:
         """The watermark the rules apply: Spark's, minus the allowed lateness."""

@@ -244,10 +244,11 @@ def _rules(monitor: Monitor, dtype: Any, time_unit: str, watermark: bool, ttl_us
         raise ValueError("monitor_stream: ttl is for untimed monitors (a window aggregate "
                          "drops an idle key's state itself, once its windows are closed)")
     clock = monitor.clock
-    if clock is not None and clock.period_ns % (unit_us * 1000):
+    rules = Rules(watermark, None, late, lateness_us, clock, True, unit_us, kind)
+    if clock is not None and clock.period_ns % (rules.delta_us * 1000):
         raise ValueError(f"monitor_stream: the clock period ({clock.period_ns} ns) is not a "
                          f"whole number of the time unit ({unit_us} µs)")
-    return Rules(watermark, None, late, lateness_us, clock, True, unit_us, kind)
+    return rules
 
 
 def monitor_stream(df: Any, monitor: Monitor, key: str, time: str, tag: str,
@@ -303,8 +304,10 @@ def _time_us(column: Any, dtype: Any, unit: str) -> Any:
         factor = TIME_UNITS[unit]
         return (column * factor if factor else F.floor(column / 1000)).cast("long")
     if isinstance(dtype, FractionalType | DecimalType):
+        # qre.times' rule: the float product, to the nearest, ties to even (bround).
         factor = TIME_UNITS[unit]
-        return F.floor(column * factor if factor else column / 1000).cast("long")
+        number = column.cast("double")
+        return (F.bround(number * factor) if factor else F.floor(number / 1000)).cast("long")
     return F.unix_micros(column.cast("timestamp"))
 
 

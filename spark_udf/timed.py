@@ -8,8 +8,8 @@ which :func:`spark_udf.monitor_frame` refuses (derived tags run in both).
 stamps: it is the same code): the key, the stamp
 under the time column's name and type, the tag (the input's for an event's
 row, ``tick`` for a tick's), the event row's other input columns (null for
-a tick), ``status`` and ``value``; a window aggregate emits one row per
-non-empty window.
+a tick), a window's ``start``, ``status`` and ``value``; a window aggregate
+emits one row per non-empty window.
 
 How it runs: ``repartition(key)`` and ``mapInArrow``; each partition's
 events are gathered and go through ``run_timed`` in one call (all its keys
@@ -57,16 +57,19 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     if time_unit not in UNIT_NS:
         raise ValueError(f"monitor_timed: time_unit must be one of {', '.join(UNIT_NS)}")
     df = spark_frame(df, "monitor_timed")
+    windows = monitor.clock is not None and monitor.clock.window_ns is not None
     plan = make_plan("monitor_timed", df, monitor, key, time, tag, value, tiebreak, engine,
-                     unknown_tags, timed=True, keep=keep, prefix=prefix)
+                     unknown_tags, timed=True, keep=keep, prefix=prefix,
+                     added=["start"] if windows else [])
     if len(plan.outputs) != 1:
         raise ValueError(f"monitor_timed needs a monitor with one output, this one has "
                          f"{len(plan.outputs)}")
     options = (("time_unit", time_unit), ("dedup", dedup), ("engine", engine),
                ("unknown_tags", unknown_tags), ("undefined", undefined))
     (status, value_name), = plan.result_pairs
+    start = [StructField(plan.added("start"), df.schema[time].dataType, True)] if windows else []
     schema = StructType([*(f for f in output_fields(df.schema, plan)
-                           if f.name not in (status, value_name)),
+                           if f.name not in (status, value_name)), *start,
                          StructField(status, ByteType(), False),
                          StructField(value_name, DoubleType(), True)])
     events = df.select(*plan.columns).repartition(key)
@@ -100,12 +103,9 @@ def _run_partition(batches: Iterator[Any], plan: Plan, options: tuple[tuple[str,
     arrow = to_arrow_schema(schema, timezone=plan.timezone)
     row = out["row"].to_numpy()
     is_event = row >= 0
-    stamps = out["time"].to_numpy()
+    # Stamps come in the column's type (datetimes in its time zone): Arrow casts instants.
     time_type = arrow.field(plan.time).type
-    if pa.types.is_timestamp(time_type):
-        times = pa.array(stamps.astype("datetime64[us]")).cast(time_type)
-    else:
-        times = pa.array(stamps).cast(time_type)
+    times = pa.array(out["time"]).cast(time_type)
     source = events.iloc[np.maximum(row, 0)]
     tags = np.where(is_event, source[plan.tag].map(text).to_numpy(dtype=object), "tick")
     columns = []
@@ -120,6 +120,8 @@ def _run_partition(batches: Iterator[Any], plan: Plan, options: tuple[tuple[str,
             cells = source[name].to_numpy(dtype=object)
             columns.append(pa.array(np.where(is_event, cells, None),
                                     type=arrow.field(name).type, from_pandas=True))
+    if "start" in out:
+        columns.append(pa.array(out["start"], from_pandas=True).cast(time_type))
     columns += [pa.array(out["status"].to_numpy().astype(np.int8)),
                 pa.array(out["value"].to_numpy())]
     yield pa.RecordBatch.from_arrays(columns, schema=arrow)

@@ -20,16 +20,16 @@ def matches(p: ast.Pattern, tags: Sequence[str], times: Sequence[int],
     if isinstance(p, ast.PatternTag):
         return [(i, i) for i, t in enumerate(tags) if t == p.tag]
     if isinstance(p, ast.PatternOr):
-        return matches(p.left, tags, times) + matches(p.right, tags, times)
+        return matches(p.left, tags, times, unit_ns) + matches(p.right, tags, times, unit_ns)
     if isinstance(p, ast.PatternAnd):
         both = ast.PatternOr(ast.PatternSeq((p.left, p.right)), ast.PatternSeq((p.right, p.left)))
-        return matches(both, tags, times)
+        return matches(both, tags, times, unit_ns)
     if isinstance(p, ast.PatternWithin):
         limit = p.duration
-        return [(f, last) for f, last in matches(p.body, tags, times)
+        return [(f, last) for f, last in matches(p.body, tags, times, unit_ns)
                 if (times[last] - times[f]) * unit_ns < limit]
     if isinstance(p, ast.PatternPlus):
-        one = matches(p.body, tags, times)
+        one = matches(p.body, tags, times, unit_ns)
         out, layer = list(one), list(one)
         while layer:
             layer = _then(layer, one, tags, set())
@@ -38,13 +38,13 @@ def matches(p: ast.Pattern, tags: Sequence[str], times: Sequence[int],
     assert isinstance(p, ast.PatternSeq)
     first, *rest = p.parts
     assert isinstance(first, ast.Pattern)  # type: ignore[arg-type]
-    acc = matches(first, tags, times)
+    acc = matches(first, tags, times, unit_ns)
     forbidden: set[str] = set()
     for part in rest:
         if isinstance(part, ast.PatternNot):
             forbidden |= set(part.tags)
             continue
-        acc = _then(acc, matches(part, tags, times), tags, forbidden)
+        acc = _then(acc, matches(part, tags, times, unit_ns), tags, forbidden)
         forbidden = set()
     return acc
 
@@ -57,9 +57,10 @@ def _then(left: list[Match], right: list[Match], tags: Sequence[str],
             if l1 < f2 and not any(tags[k] in forbidden for k in range(l1 + 1, f2))]
 
 
-def ending_counts(p: ast.Pattern, tags: Sequence[str], times: Sequence[int]) -> list[int]:
-    """The number of matches ending at each event."""
+def ending_counts(p: ast.Pattern, tags: Sequence[str], times: Sequence[int],
+                  unit_ns: int = 10**9) -> list[int]:
+    """The number of matches ending at each event (``times`` as in :func:`matches`)."""
     counts = [0] * len(tags)
-    for _, last in matches(p, tags, times):
+    for _, last in matches(p, tags, times, unit_ns):
         counts[last] += 1
     return counts

@@ -907,9 +907,10 @@ def test_run_timed_query_emits_windows_per_key(capsys, tmp_path):
                              "--time", "ts", "--tag", "kind", "--value", "amount")
     assert code == 0, err
     # Each row carries its event's input columns: empty (the amount) for a window's tick.
-    assert out.splitlines() == ["user,ts,kind,amount,row,status,value",
-                                "u1,2026-11-25 10:00:59.999999,tick,,-1,1,12.0",
-                                "u2,2026-11-25 10:01:59.999999,tick,,-1,1,1.0"]
+    assert out.splitlines() == [
+        "user,ts,kind,amount,row,start,status,value",
+        "u1,2026-11-25 10:00:59.999999,tick,,-1,2026-11-25 10:00:00,1,12.0",
+        "u2,2026-11-25 10:01:59.999999,tick,,-1,2026-11-25 10:01:00,1,1.0"]
     code, out, err = run_cli(capsys, "run", query, "--input", str(data), "--tag", "kind",
                              "--value", "amount")
     assert code == 2 and "give the event times with --time COL" in err

@@ -161,7 +161,7 @@ def test_skipped_missing_categorical_value():
     tags = pd.Categorical(["a", None, "b"], categories=["a", "b"])
     out = m.run(tags, [1.0, 2.0, 3.0], unknown_tags="skip")
     assert out.status.tolist() == [1, 1, 0] and out.value[:2].tolist() == [1.0, 1.0]
-    with pytest.raises(ValueError, match="unknown tag nan at position 1"):
+    with pytest.raises(ValueError, match=r"missing tag at position 1 \(nan\)"):
         m.run(tags, [1.0, 2.0, 3.0])
 
 

@@ -12,6 +12,7 @@ from qre import ast, qre
 from qre.errors import QreTypeError
 from qre.printer import to_text
 from tests import match_oracle as oracle
+from tests.window_oracle import as_float, nearest
 
 ALPHABET = ("a", "b", "c")
 ENGINES = st.sampled_from(["table", "codegen", "reference"])
@@ -80,6 +81,37 @@ def test_matched_within_a_duration(p, word, seconds, engine):
     got = m.run_timed(word[1], word[0], engine=engine)
     assert got["time"].tolist() == times and got["tag"].tolist() == tags
     np.testing.assert_array_equal(got["value"].to_numpy(), np.array(want))
+
+
+@st.composite
+def float_timed_word(draw, max_len: int = 7):  # type: ignore[no-untyped-def]
+    """Float seconds on a grid of 0.1 s (whose differences are not exact in floats: 0.3 − 0.1
+    < 0.2), a hair off it, or anywhere."""
+    tags = draw(st.lists(st.sampled_from(ALPHABET), max_size=max_len))
+    grid = st.integers(0, 12).map(lambda k: k / 10)
+    time = st.one_of(grid, grid.map(lambda t: t + 4e-7), st.floats(0, 1.2))
+    return tags, draw(st.lists(time, min_size=len(tags), max_size=len(tags)))
+
+
+@given(patterns(), float_timed_word(), st.sampled_from([100, 200, 300, 1000]), ENGINES)
+def test_within_float_times_compares_whole_microseconds(p, word, ms, engine):
+    # Times are rounded to the microsecond (the oracle rounds alike), then compared there.
+    within = ast.PatternWithin(p, ms * 10**6)
+    m = qre(text(ast.Matches(within, False)))
+    us = [nearest(t, 10**6) for t in word[1]]
+    tags, times = time_ordered(word[0], us)
+    want = [float(c > 0) for c in oracle.ending_counts(within, tags, times, unit_ns=1000)]
+    got = m.run_timed(word[1], word[0], engine=engine)
+    assert got["time"].tolist() == [as_float(t, 10**6) for t in times]
+    assert got["tag"].tolist() == tags
+    np.testing.assert_array_equal(got["value"].to_numpy(), np.array(want))
+
+
+def test_within_bound_is_exact_for_float_times():
+    # 0.3 − 0.1 is 0.19999999999999998 in floats, but 200000 µs exactly: not within 200ms.
+    m = qre("alphabet a, b; matched(within(seq(a, b), 200ms))")
+    assert m.run_timed([0.1, 0.3], ["a", "b"])["value"].tolist() == [0.0, 0.0]
+    assert m.run_timed([0.1, 0.2999994], ["a", "b"])["value"].tolist() == [0.0, 1.0]
 
 
 @given(patterns(max_leaves=3), timed_word(), st.integers(1, 4), st.integers(1, 3), ENGINES)

@@ -33,8 +33,8 @@ def test_windows_on_spark_equal_brute_force(spark, frame, name, slide, slots):
     got = by_key(monitor_timed(df, m, "k", "t", "tag", ["x"], engine="table").toPandas())
     want = expected_windows(frame.astype({"k": str}), size, slide, name, ("a", "b"))
     want = sorted(want, key=lambda r: (r[0], r[1]))
-    assert list(zip(got["k"], got["t"], strict=True)) == [(k, t) for k, t, _ in want]
-    pd.testing.assert_series_equal(got["value"], pd.Series([v for *_, v in want],
+    assert list(zip(got["k"], got["t"], strict=True)) == [(k, t) for k, t, _, _ in want]
+    pd.testing.assert_series_equal(got["value"], pd.Series([v for _, _, v, _ in want],
                                                            name="value", dtype=float))
     assert (got["tag"] == "tick").all() and (got["status"] == 1).all()
 
@@ -109,8 +109,11 @@ def test_timed_rows_keep_their_event_columns(spark):
     assert got["value"].tolist() == [0.0, 1.0, 0.0]
     window = qre("alphabet r; aggregate(max(cur.temp), 1min)")
     got = monitor_timed(df, window, "k", "t", "tag", ["temp"], keep=["id"]).toPandas()
-    assert list(got.columns) == ["id", "k", "t", "tag", "status", "value"]
+    assert list(got.columns) == ["id", "k", "t", "tag", "start", "status", "value"]
     assert got["id"].isna().all() and (got["tag"] == "tick").all()
+    assert got["start"].tolist() == [0, 60] and got["t"].tolist() == [59, 119]
     assert got["value"].tolist() == [36.0, 10.0]
     with pytest.raises(ValueError, match="'status' would overwrite"):
         monitor_timed(df.withColumnRenamed("id", "status"), window, "k", "t", "tag", ["temp"])
+    with pytest.raises(ValueError, match="'start' would overwrite"):
+        monitor_timed(df.withColumnRenamed("id", "start"), window, "k", "t", "tag", ["temp"])

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from fractions import Fraction
 
 Event = tuple[int, str, float, int]
 """(time, tag, value, input row)."""
@@ -49,6 +50,17 @@ FUNCTIONS: dict[str, Callable[[Sequence[float]], float]] = {
     "last": lambda xs: xs[-1],
 }
 """Window functions on a non-empty list of values, as their definitions say."""
+
+
+def nearest(x: float, per: int) -> int:
+    """The integer nearest to the float product ``x * per``, ties to even: a float time in
+    whole steps of 1/per (Python's float product is IEEE's; its round is half to even)."""
+    return round(x * per)
+
+
+def as_float(count: int, per: int) -> float:
+    """``count / per`` correctly rounded: a time in steps of 1/per as a float."""
+    return float(Fraction(count, per))
 
 
 def ordered(events: Sequence[Event], alphabet: Sequence[str]) -> list[Event]:
