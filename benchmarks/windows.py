@@ -28,7 +28,7 @@ by the cores of local[*]).
 
 The outputs are cross-checked first, on the events of one key in a hundred:
 the three give the same non-empty windows (Spark's ``window.end`` − 1 µs is
-qre's stamp, seed 004 §3.1: γ.l + WS − δ) and the same averages (relative
+qre's stamp, seed 004 §2.1: γ.l + WS − δ) and the same averages (relative
 tolerance 1e-9: the sums are taken in different orders).
 """
 

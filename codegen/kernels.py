@@ -6,7 +6,7 @@ bit-for-bit equal to :mod:`dt.reference` — terms follow the IEEE semantics of
 :mod:`dt.terms` (``error_model="numpy"`` so ``x/0`` is ±inf/NaN, never an
 exception) — and the tests check it differentially.
 
-Arrays follow the public contract (../shared/API.md): a configuration is
+Arrays follow the public contract (docs/API.md): a configuration is
 ``status uint8[Q]`` (0 ⊥, 1 defined, 2 ⊤) and ``value float64[Q]`` (NaN where
 not defined); events are ``codes int64[n]`` (index into the alphabet; -1 = an
 event of another tag, skipped: the configuration stays and the output row

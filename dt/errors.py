@@ -46,7 +46,7 @@ def render_location(message: str, text: str, line: int, column: int) -> str:
 
 
 class TermSyntaxError(SourceError):
-    """A term (``TERM`` in ../shared/API.md) that does not parse."""
+    """A term (``TERM`` in docs/API.md) that does not parse."""
 
 
 class DTError(ValueError):

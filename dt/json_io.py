@@ -1,4 +1,4 @@
-"""DTs as JSON documents: the file format of ../shared/API.md ("Data transducers as files").
+"""DTs as JSON documents: the file format of docs/API.md ("Data transducers as files").
 
 A document is one object with exactly the keys ``alphabet``, ``states``,
 ``initial``, ``final`` (lists of strings) and ``transitions`` (a list of
@@ -72,7 +72,7 @@ def _document(dt: DT) -> dict[str, Any]:
 
 
 def dt_to_json(dt: DT, indent: int | None = 2) -> str:
-    """``dt`` as a JSON document in the format of ../shared/API.md.
+    """``dt`` as a JSON document in the format of docs/API.md.
 
     With ``indent`` (the default, 2) the layout is the one of API.md: one key
     per line, lists of names on one line, one transition per line. With

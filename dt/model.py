@@ -237,14 +237,14 @@ class DT:
         return to_dot(self)
 
     def to_json(self, *, indent: int | None = 2) -> str:
-        """JSON in the format of ../shared/API.md: see :mod:`dt.json_io`."""
+        """JSON in the format of docs/API.md: see :mod:`dt.json_io`."""
         from .json_io import dt_to_json
 
         return dt_to_json(self, indent=indent)
 
     @classmethod
     def from_json(cls, text: str) -> DT:
-        """Read the JSON format of ../shared/API.md: see :mod:`dt.json_io`."""
+        """Read the JSON format of docs/API.md: see :mod:`dt.json_io`."""
         from .json_io import dt_from_json
 
         return dt_from_json(text)

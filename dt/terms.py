@@ -12,7 +12,7 @@ Node classes (immutable, hashable, plain data so codegen can flatten them):
 * :class:`Apply` — an operation of :data:`OPS` applied to argument terms.
 
 ``size`` is the node count (the "length of description" of §5.1).
-``str(term)`` prints the TERM syntax of ../shared/API.md with minimal
+``str(term)`` prints the TERM syntax of docs/API.md with minimal
 parentheses; :func:`parse_term` reads it back, and ``parse_term(str(t)) == t``.
 
 Arithmetic follows numpy float64 (IEEE 754) semantics and never raises:
@@ -381,7 +381,7 @@ def _parser():  # type: ignore[no-untyped-def]
 
 
 def parse_term(text: str) -> Term:
-    """Parse TERM text (../shared/API.md) into a :class:`Term`.
+    """Parse TERM text (docs/API.md) into a :class:`Term`.
 
     A minus sign directly in front of a numeric literal makes a negative
     constant (``-3`` is ``Const(-3.0)``; ``-(3)`` is ``neg`` of 3).

@@ -13,7 +13,7 @@ Representation. In Python an extended value (:data:`XValue`) is the singleton
 :data:`BOT`, the singleton :data:`TOP`, or a ``float`` (a defined value; NaN is
 a *defined* value, the IEEE result of e.g. ``0/0``). Outside the reference
 interpreter a vector of extended values is the flat pair of arrays of the
-public contract (``../shared/API.md``): ``status`` (``uint8``: 0 undefined,
+public contract (``docs/API.md``): ``status`` (``uint8``: 0 undefined,
 1 defined, 2 conflict) and ``value`` (``float64``, NaN where not defined);
 :func:`encode` and :func:`decode` convert between the two.
 """

@@ -1,7 +1,7 @@
 """Window aggregates as data transducers: seed 004's Aggregate A(Γ(WA, WS), f) (issue 7).
 
 Meaning. The events of a key fall in window instances [l·WA, l·WA + WS),
-aligned on the epoch and closed on the left (seed 000, §3; seed 004, §3.1);
+aligned on the epoch and closed on the left (seed 000, §2.1; seed 004, §2.1);
 with WS = k·WA every event is in k instances. An instance that holds events
 outputs f of them, in event-time order, when it closes; an empty instance
 outputs nothing.

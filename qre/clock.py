@@ -21,7 +21,7 @@ keeps its durations in nanoseconds, and a run expresses them in δ, its
 resolution (:mod:`qre.times`: the time unit of integer times, a microsecond
 for floats and datetimes). δ is also the granularity of output stamps: a tick
 at b stamps its output b − δ, the last instant of the window it closes (seed
-004, §3.1).
+004, §2.1).
 
 Cost: O(events + ticks) numpy work per call, no Python loop per event.
 """

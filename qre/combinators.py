@@ -1,6 +1,6 @@
 """Queries composed in Python: functions that build the AST of :mod:`qre.ast`.
 
-Seed 003, §5.3.1 (Figure 26) and ../shared/API.md, "Query text". Every function
+Seed 003, §5.3.1 (Figure 26) and docs/API.md, "Query text". Every function
 here returns exactly the node that :func:`qre.parser.parse` builds for the
 corresponding text (spans aside), so a query may be written as text, in code,
 or both — ``qre.qre(...)`` takes either::

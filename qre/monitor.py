@@ -1,7 +1,7 @@
 """Running a data transducer over an event stream: :class:`Monitor` and :class:`Output`.
 
 ``Monitor.from_dt(d)`` wraps a DT (hand-written, read from JSON, or built with
-the constructions of §5.2) and runs it through the API of ../shared/API.md:
+the constructions of §5.2) and runs it through the API of docs/API.md:
 ``m.run(tags, values)`` returns one output per event, ``m.initial`` is the
 output on the empty stream, ``m.stats`` the sizes of §5.1 (Theorem 5.1).
 

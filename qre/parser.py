@@ -1,4 +1,4 @@
-"""QRE-Past query text → AST (seed 003, §5.3; ../shared/API.md, "Query text").
+"""QRE-Past query text → AST (seed 003, §5.3; docs/API.md, "Query text").
 
 :func:`parse` reads a whole query text into a :class:`~qre.ast.Program`: an
 optional ``alphabet a, b, c;`` declaration, ``let NAME = Q;`` bindings, and

@@ -22,7 +22,7 @@ to its tags; any events may lie between them:
 ``matches(p)`` is the number of matches that end at this event,
 ``matched(p)`` 1 if there is one (else 0); as a window function
 (``aggregate(matches(p), WS, WA)``) the number of matches that start in the
-window's first slide and end inside it — T-CER (seed 004, §3.3): a match is
+window's first slide and end inside it — T-CER (seed 004, §4): a match is
 counted by the last window instance that contains it, so every match shorter
 than WS − WA + δ is counted exactly once (D_C = WS − WA), and a longer one at
 most once.

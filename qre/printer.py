@@ -1,4 +1,4 @@
-"""AST → QRE-Past query text (seed 003, §5.3; ../shared/API.md, "Query text").
+"""AST → QRE-Past query text (seed 003, §5.3; docs/API.md, "Query text").
 
 :func:`to_text` writes a :class:`~qre.ast.Program`, any query node, an
 operation or a ``let`` as text that :func:`qre.parser.parse` reads back to an

@@ -4,7 +4,7 @@ Pipeline position: timed, keyed events → order, deduplicate, derive tags →
 steps with ticks (:mod:`qre.clock`) → the monitor's engine → emitted rows.
 :func:`run_timed` is behind :meth:`qre.Monitor.run_timed`.
 
-Order (S&P, seed 004 §3.2): per key, by event time; equal times by the rule of
+Order (S&P, seed 004 §3): per key, by event time; equal times by the rule of
 :mod:`qre.order`, the same on every entry point: ``tiebreak`` columns, the tag
 (its text, as given: before derivation), the value columns in the order given
 (NaN last), then input position. So the outputs do not depend on the order of
@@ -31,7 +31,7 @@ value column all the same (it orders equal times, and ``dedup`` reads it).
 Emission. One row per step (event or tick) whose output is not ⊥
 (``undefined="keep"`` keeps those too): an event's row is stamped with its
 time (R-CER: outputs stamped with their input's time), a tick's with its
-boundary minus δ (a window [l, l + WS) reports at l + WS − δ, seed 004 §3.1).
+boundary minus δ (a window [l, l + WS) reports at l + WS − δ, seed 004 §2.1).
 A window aggregate is ⊥ at events and at empty windows, so it emits exactly
 one row per non-empty window, in time order per key. ``watermark`` says up
 to which time the input is complete: ticks fire at the boundaries up to it

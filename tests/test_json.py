@@ -1,4 +1,4 @@
-"""DT JSON format (../shared/API.md, "Data transducers as files"): round trips, the
+"""DT JSON format (docs/API.md, "Data transducers as files"): round trips, the
 API.md example, and one clear DTError per kind of malformed document."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """qre.Monitor: agreement with dt.reference.evaluate, every accepted input form, every
-error path (../shared/API.md, "Python API" and "Values and outputs")."""
+error path (docs/API.md, "Python API" and "Values and outputs")."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""QRE-Past query text (seed 003 §5.3; ../shared/API.md "Query text"): parser and printer.
+"""QRE-Past query text (seed 003 §5.3; docs/API.md "Query text"): parser and printer.
 
 Checked here:
 
@@ -209,7 +209,7 @@ def _instantiate(row: str) -> str:
     return row.replace("TAG", "a").replace("OP", "+").replace("INIT", "0")
 
 
-# The "Query text (QRE-Past)" table of ../shared/API.md, rows verbatim.
+# The "Query text (QRE-Past)" table of docs/API.md, rows verbatim.
 API_TABLE = [
     ("atom(TAG, TERM)", "cur.price", Atom("a", Cur("price"))),
     ("eps(TERM)", "2 * 3", Eps(Apply("mul", (Const(2.0), Const(3.0))))),

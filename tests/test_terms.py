@@ -1,4 +1,4 @@
-"""Terms Tm[X ∪ {cur}] (seed 003, §5.1) and their TERM syntax (../shared/API.md).
+"""Terms Tm[X ∪ {cur}] (seed 003, §5.1) and their TERM syntax (docs/API.md).
 
 Checked here: the printer/parser round trip over random terms of every
 operation of :data:`dt.terms.OPS`; precedence and associativity; the IEEE 754

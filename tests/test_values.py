@@ -1,5 +1,5 @@
 """Extended values (seed 003, §5.1): the union and lifted-operation tables, lattice laws,
-and the (status, value) encoding of ../shared/API.md.
+and the (status, value) encoding of docs/API.md.
 
 The expected tables are written out by hand from the paper, not computed with
 :mod:`dt.values`, so every test here can disagree with the implementation.

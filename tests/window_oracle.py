@@ -1,6 +1,6 @@
 """Brute-force oracles for timed runs: every window recomputed from its events, ticks by
 enumeration. Independent of qre.clock, dt.windows and qre.timed on purpose: plain
-Python loops over the definitions of seed 004 §3.1 (issue 7, point 5).
+Python loops over the definitions of seed 004 §2.1 (issue 7, point 5).
 """
 
 from __future__ import annotations
