@@ -159,17 +159,18 @@ def value_columns_problem(fields: set[str] | frozenset[str], scalar: bool,
 
 
 def event_times(column: pd.Series, name: str) -> pd.Series:
-    """The ``--time`` column as numbers or naive UTC datetimes (timedeltas as they are).
+    """The ``--time`` column as numbers or datetimes (timedeltas as they are).
 
-    Datetimes that carry a time zone are converted to UTC; text (CSV) is read
-    as numbers if at least as many cells parse as numbers as parse as ISO 8601
-    datetimes, else as datetimes (no offset: UTC). A missing or unreadable time
-    is a FrameError naming its row.
+    Datetimes keep their time zone (a Parquet timestamp with one gives stamps in
+    it); text (CSV) is read as numbers if at least as many cells parse as numbers
+    as parse as ISO 8601 datetimes, else as naive UTC datetimes (an offset is
+    applied; no offset: UTC). A missing or unreadable time is a FrameError naming
+    its row.
     """
     dtype = column.dtype
     if pd.api.types.is_datetime64_any_dtype(dtype) or pd.api.types.is_timedelta64_dtype(dtype):
         _no_missing_time(column, name)
-        return column.dt.tz_convert(None) if getattr(dtype, "tz", None) is not None else column
+        return column
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_complex_dtype(dtype):
         _no_missing_time(column, name)
         return column

@@ -897,6 +897,22 @@ def test_console_script_help():
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
 
 
+def test_run_timed_stamps_keep_the_input_time_zone(capsys, tmp_path):
+    path = tmp_path / "pay.parquet"
+    pd.DataFrame({"ts": pd.to_datetime(["2026-11-25T10:00:05", "2026-11-25T10:00:50"])
+                  .tz_localize("Europe/Paris"), "tag": ["pay", "pay"],
+                  "amount": [5.0, 7.0]}).to_parquet(path)
+    out = tmp_path / "out.parquet"
+    code, _, err = run_cli(capsys, "run", "alphabet pay; aggregate(sum(cur.amount), 1min)",
+                           "--input", str(path), "--time", "ts", "--value", "amount",
+                           "--output", str(out))
+    assert code == 0, err
+    rows = pd.read_parquet(out)
+    assert str(rows["ts"].dt.tz) == "Europe/Paris" and str(rows["start"].dt.tz) == "Europe/Paris"
+    assert rows["start"].astype(str).tolist() == ["2026-11-25 10:00:00+01:00"]
+    assert rows["value"].tolist() == [12.0]
+
+
 def test_run_timed_query_emits_windows_per_key(capsys, tmp_path):
     data = tmp_path / "pay.csv"
     data.write_text("user,ts,kind,amount\nu1,2026-11-25T10:00:05,pay,5\n"

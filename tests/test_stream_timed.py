@@ -155,3 +155,31 @@ def test_an_event_behind_the_watermark_in_a_window_still_open_is_accepted():
         seen += list(zip(rows["t"], rows["value"], rows[LATE], strict=True))
     assert sorted(map(repr, seen)) == sorted(map(repr, [(3, float("nan"), True),
                                                         (3, 1.0, False), (7, 2.0, False)]))
+
+
+@settings(max_examples=30)
+@given(st.sampled_from(WINDOWS + PATTERNS), arrivals(jitter=4, distinct=True),
+       st.sampled_from([0, 2]), st.sampled_from([0.0, 0.25, 0.7500005, 1e-7]))
+def test_float_times_in_a_stream_are_run_timed_on_floats(text, batches, delay, fraction):
+    """A fractional time column: the stream rounds like run_timed (the float product to
+    the nearest µs, ties to even: Spark's bround), stamps a tick at its boundary less one
+    µs, as a float of the time unit, and cur.time and within read the same times."""
+    import numpy as np
+
+    from spark_udf.keyed import TIME_US
+
+    batches = [b.assign(t=b["t"] + fraction) for b in batches]
+    batches = [b.assign(**{TIME_US: np.rint(b["t"].to_numpy() * US).astype(np.int64)})
+               for b in batches]
+    m = qre("alphabet a, b; " + text)
+    fractional = Rules(True, None, "flag", 0, m.clock, True, US, "fractional")
+    rows, _ = simulate(m, batches, fractional, delay)
+    got = rows[~rows[LATE]]
+    want = on_time_rows(m, batches, rows)
+
+    def exact(frame: pd.DataFrame) -> list[tuple]:
+        return sorted((int(k), float(t).hex(), str(g), int(s), repr(float(v))) for k, t, g, s, v
+                      in zip(frame["k"], frame["t"], frame["tag"], frame["status"],
+                             frame["value"], strict=True))
+
+    assert exact(got) == exact(want)
