@@ -6,7 +6,7 @@ Run (from the repository root)::
     .venv/bin/python benchmarks/checkers.py                 # about 5-10 minutes
     .venv/bin/python benchmarks/checkers.py --budget 10 --output /tmp/CHECKERS.md
 
-For families of queries at sizes about 10, 25, 50, 75 and 100 (``qre.ast.query_size``
+For families of queries at sizes about 10, 25, 50, 75 and 100 (``qre.language.ast.query_size``
 of the parsed query, ``let`` names resolved), built deterministically, it
 compiles the query and a slightly changed variant, and runs every checker of
 :data:`CHECKERS` on them, reporting the answer, the time and the search nodes
@@ -59,9 +59,9 @@ from dt.languages import LanguageLimitError, OutputLanguages, languages
 from dt.restartability import check_restartable
 from dt.value_equivalence import ValueEquivalence, value_equivalent
 from qre import Monitor, qre
-from qre.ast import query_size
-from qre.parser import parse
-from qre.typing import resolve
+from qre.language.ast import query_size
+from qre.language.parser import parse
+from qre.language.typing import resolve
 
 ROOT = Path(__file__).resolve().parent.parent
 TARGETS = (10, 25, 50, 75, 100)

@@ -51,9 +51,9 @@ from results import RESULTS, write_section
 from codegen.emit import MAX_REGISTER_STATES
 from codegen.generated import CodegenEngine
 from qre import Monitor, examples, qre
-from qre.ast import query_size
-from qre.parser import parse
-from qre.typing import resolve
+from qre.language.ast import query_size
+from qre.language.parser import parse
+from qre.language.typing import resolve
 
 QUERIES: dict[str, tuple[str, tuple[str, ...]]] = {
     "running sum": ("sum(cur)", ("m",)),

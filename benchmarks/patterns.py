@@ -7,7 +7,7 @@ Run (from the repository root)::
     .venv/bin/python benchmarks/patterns.py --events 100000 --output /tmp/RESULTS.md
 
 What is measured. Complex-event-recognition patterns (skip-till-any-match,
-qre/patterns.py) over seeded random events (numpy seed 0; tags uniform over
+qre/language/patterns.py) over seeded random events (numpy seed 0; tags uniform over
 the query's alphabet; integer seconds increasing by 0–3 per event, equal
 times ordered by tag code, the order ``run_timed`` gives them), in events/s:
 events divided by the wall-clock seconds of one pass over all of them,
@@ -64,9 +64,10 @@ import numba
 import numpy as np
 from results import RESULTS, write_section
 
-from qre import Monitor, ast, qre
-from qre.parser import parse
-from qre.patterns import CLOCK_FIELD, duration_field
+from qre import Monitor, qre
+from qre.language import ast
+from qre.language.parser import parse
+from qre.language.patterns import CLOCK_FIELD, duration_field
 
 PATTERNS: dict[str, str] = {
     "a then b": "alphabet a, b, c; matched(seq(a, b))",

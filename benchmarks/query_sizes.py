@@ -9,9 +9,9 @@ at most quadratic in the query.
 from __future__ import annotations
 
 from dt.terms import Cur
-from qre import ast
-from qre.ast import query_size
-from qre.compiler import compile_query
+from qre.language import ast
+from qre.language.ast import query_size
+from qre.language.compiler import compile_query
 
 SIGMA = ("a", "b")
 PLUS = ast.BuiltinOp("+")

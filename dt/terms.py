@@ -402,7 +402,7 @@ def term_from_tree(tree: object, text: str, depth: int = 0) -> Term:
     """The :class:`Term` of a lark parse tree of term.lark's ``expr``.
 
     Also accepts the tree of a grammar that ``%import``s ``expr`` (the query
-    grammar of :mod:`qre.parser` does): lark prefixes the imported rule names
+    grammar of :mod:`qre.language.parser` does): lark prefixes the imported rule names
     with a namespace (``term__binop``), which is ignored here. ``text`` is the
     whole source the tree came from (for the error's caret); ``depth`` is how
     deeply the tree is already nested in that source, so that the

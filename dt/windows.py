@@ -6,7 +6,7 @@ with WS = k·WA every event is in k instances. An instance that holds events
 outputs f of them, in event-time order, when it closes; an empty instance
 outputs nothing.
 
-Time reaches the DT as clock ticks (:mod:`qre.clock`): the runtime puts an
+Time reaches the DT as clock ticks (:mod:`qre.language.clock`): the runtime puts an
 event of tag ``tick`` at every multiple of WA that a key's event time crosses,
 before any event at the same time. Between two ticks the open instances are
 exactly k, the same ones, so a DT with one register set per open instance
@@ -44,7 +44,7 @@ outputs). The direct DT is linear in k·m and runs k·m transitions per event.
 Static facts. After k consecutive ticks with no aggregated event between them
 every slot is empty: a further tick outputs ⊥ and changes only the output
 register, which no transition reads. So the runtime may skip every tick of an
-idle gap after the k-th (the clock's horizon, :class:`qre.clock.Clock`) and
+idle gap after the k-th (the clock's horizon, :class:`qre.language.clock.Clock`) and
 compute the same outputs. The DT is not restartable (it is a top-level
 query, never composed), and its facts say nothing about it.
 
@@ -72,7 +72,7 @@ TICK = "tick"
 
 START = Var("start")
 """A variable that update terms may read: the weight of a match starting at this
-event (:mod:`qre.patterns`). The constructions replace it: :func:`window_aggregate`
+event (:mod:`qre.language.patterns`). The constructions replace it: :func:`window_aggregate`
 by 1 in the newest slot and 0 in the others (a window reports the matches that
 start in its first slide), :func:`event_fold` by the term it is given."""
 

@@ -1,8 +1,8 @@
 """qre: quantitative monitoring of event streams with data transducers.
 
-Pipeline (seed 003, §5): query text → AST (:mod:`qre.parser`, :mod:`qre.ast`)
-→ typed AST (:mod:`qre.typing`, rates with :mod:`qre.automata`) → DT
-(:mod:`qre.compiler`, built with the constructions of package ``dt``) →
+Pipeline (seed 003, §5): query text → AST (:mod:`qre.language.parser`, :mod:`qre.language.ast`)
+→ typed AST (:mod:`qre.language.typing`, rates with :mod:`qre.language.automata`) → DT
+(:mod:`qre.language.compiler`, built with the constructions of package ``dt``) →
 optimized DT → flat tables / a generated kernel (package ``codegen``) → Spark
 (package ``spark_udf``).
 
@@ -10,10 +10,10 @@ This package is the user-facing end: :func:`qre` compiles a query into a
 :class:`Monitor` (``run``, ``run_keys``, ``session``, ``initial``, ``dt``,
 ``stats``; API.md), :meth:`Monitor.from_dt` runs a hand-written DT, and bad
 queries raise :class:`QreSyntaxError` / :class:`QreTypeError` (both
-``ValueError``) with line, column and a caret. :mod:`qre.semantics` is the
+``ValueError``) with line, column and a caret. :mod:`qre.language.semantics` is the
 denotational oracle that the compiler is tested against; :mod:`qre.cli` is
 the ``qre`` command (compile, check equiv / restartable, run), reading event
-files through :mod:`qre.frames`.
+files through :mod:`qre.runtime.frames`.
 
 Costs: compiling is quadratic in the query (Theorem 5.7), optimizing about
 linear in the DT; running is O(DT size) per event on every engine
@@ -22,8 +22,9 @@ linear in the DT; running is O(DT size) per event on every engine
 
 from ._version import __version__
 from .api import qre
-from .errors import QreSyntaxError, QreTypeError
-from .monitor import Monitor, Output, Session, Stats
+from .language import combinators
+from .language.errors import QreSyntaxError, QreTypeError
+from .runtime.monitor import Monitor, Output, Session, Stats
 
 __all__ = ["Monitor", "Output", "QreSyntaxError", "QreTypeError", "Session", "Stats",
-           "__version__", "qre"]
+           "__version__", "combinators", "qre"]

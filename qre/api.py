@@ -1,10 +1,10 @@
 """``qre(text, alphabet=None) -> Monitor``: the whole pipeline behind one call (API.md).
 
-text → :func:`qre.parser.parse` (AST, :class:`~qre.errors.QreSyntaxError`) →
-:func:`qre.typing.check` (names resolved, alphabet fixed, rates checked,
-:class:`~qre.errors.QreTypeError`) → :func:`qre.compiler.compile_query`
+text → :func:`qre.language.parser.parse` (AST, :class:`~qre.language.errors.QreSyntaxError`) →
+:func:`qre.language.typing.check` (names resolved, alphabet fixed, rates checked,
+:class:`~qre.language.errors.QreTypeError`) → :func:`qre.language.compiler.compile_query`
 (the DT pair A_α, I_α of §5.3.2) → :func:`codegen.optimize.optimize` →
-:class:`~qre.monitor.Monitor`.
+:class:`~qre.runtime.monitor.Monitor`.
 
 Cost: parsing and typing are linear in the query except for the rate checks,
 which build automata (exponential in the worst case, small in practice);
@@ -19,14 +19,14 @@ from collections.abc import Mapping, Sequence
 
 from dt import constructions
 
-from . import ast
-from .clock import Clock
-from .compiler import compile_query
-from .derive import derivation
-from .errors import QreTypeError
-from .monitor import Monitor
-from .parser import parse
-from .typing import Typed, check, mentioned_tags, resolve
+from .language import ast
+from .language.clock import Clock
+from .language.compiler import compile_query
+from .language.derive import derivation
+from .language.errors import QreTypeError
+from .language.parser import parse
+from .language.typing import Typed, check, mentioned_tags, resolve
+from .runtime.monitor import Monitor
 
 __all__ = ["qre"]
 
@@ -40,7 +40,7 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
     """Compile a QRE-Past query into a :class:`Monitor`.
 
     ``query`` is query text (API.md syntax) or an AST built with
-    :mod:`qre.combinators`. The alphabet is ``alphabet=[...]`` or the query's
+    :mod:`qre.language.combinators`. The alphabet is ``alphabet=[...]`` or the query's
     ``alphabet a, b;`` declaration; without either, the tags the query
     mentions, in order of first appearance (integer tag codes index it).
     ``optimize=False`` runs the DT exactly as compiled (``m.dt`` is then A_α).

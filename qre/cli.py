@@ -34,13 +34,13 @@ DT-as-compiled's); a witness is replayed on the DT as compiled too.
 ``run`` writes one row per input row, in input order (like a pandas
 transform): the input columns, unchanged, then ``status`` (0 undefined,
 1 defined, 2 conflict) and ``value`` (NaN unless defined), or
-``status_F``/``value_F`` per output F (:mod:`qre.output`; ``--prefix P``
+``status_F``/``value_F`` per output F (:mod:`qre.runtime.output`; ``--prefix P``
 starts each of these names with P, and an output named like an input column
 is an error, never an overwrite). A row's output is the monitor's output (of
 its key, with ``--key``) after its event (seed 003, §5.1: the configuration
 after the prefix, restricted to F). Events are processed in input order, or
 with ``--time COL`` in the order of that column within each key, equal times
-by :mod:`qre.order`'s rule (``--tiebreak`` columns, the tag, the ``--value``
+by :mod:`qre.runtime.order`'s rule (``--tiebreak`` columns, the tag, the ``--value``
 columns, then input order) — the rule of every entry point, Spark's
 included. Times are numbers (int/float), datetimes (Parquet timestamps) or,
 in CSV, text read as numbers or ISO 8601 datetimes (no offset: UTC).
@@ -86,15 +86,15 @@ from dt.restartability import replay as restartability_replay
 from dt.value_equivalence import value_equivalent
 from dt.values import BOT, TOP, XValue, status_of
 
-from . import frames
 from ._version import __version__
 from .api import qre
-from .clock import UNIT_NS
-from .errors import QreError
-from .monitor import ENGINES, Monitor
-from .output import check_no_collision, result_columns
-from .progress import Progress, configure_logging
-from .timed import input_tags, is_timed
+from .language.clock import UNIT_NS
+from .language.errors import QreError
+from .runtime import frames
+from .runtime.monitor import ENGINES, Monitor
+from .runtime.output import check_no_collision, result_columns
+from .runtime.progress import Progress, configure_logging
+from .runtime.timed import input_tags, is_timed
 
 __all__ = ["UsageError", "build_parser", "main"]
 
@@ -589,7 +589,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     """One output row per input row: the input columns plus status and value.
 
     Events run in input order, or with --time in event-time order (per key
-    with --key, ties by the rule of qre.order); the outputs go back to the
+    with --key, ties by the rule of qre.runtime.order); the outputs go back to the
     input rows either way.
     """
     progress = Progress(verbose=args.verbose > 0)

@@ -27,7 +27,7 @@ from dt import DT
 from dt.values import Status
 
 from . import examples
-from .monitor import Monitor, Output
+from .runtime.monitor import Monitor, Output
 
 _SHOWN = {Status.UNDEFINED: "⊥ (undefined)", Status.CONFLICT: "⊤ (conflict)"}
 

@@ -6,8 +6,8 @@ a ``qre.Monitor`` runs once per key inside Spark's Python workers.
 Takes a DataFrame of events (key, event time, tag, value columns) and a
 compiled Monitor; returns one output row per input event with the input's
 columns (``keep=``: some of them) plus ``status`` and ``value`` (named by
-:mod:`qre.output`'s rule, ``prefix=``; never over an input column). Equal
-times are ordered by :mod:`qre.order`'s rule, as everywhere.
+:mod:`qre.runtime.output`'s rule, ``prefix=``; never over an input column). Equal
+times are ordered by :mod:`qre.runtime.order`'s rule, as everywhere.
 
 * :func:`local_session` (:mod:`~spark_udf.session`) — the embedded
   ``local[*]`` SparkSession: no UI, few shuffle partitions, Arrow on.

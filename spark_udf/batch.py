@@ -7,12 +7,12 @@ a Python worker; the result is a DataFrame with the input's columns (all, or
 the key, time and tag columns and those ``keep`` names) plus ``status``
 (tinyint: 0 undefined, 1 defined, 2 conflict) and ``value`` (double, NaN
 unless defined) — or ``status_F`` / ``value_F`` per output F of a monitor
-with several outputs; ``prefix`` starts those names (:mod:`qre.output`).
+with several outputs; ``prefix`` starts those names (:mod:`qre.runtime.output`).
 
 Order of events. Within a key, events are processed in event-time order.
 Ties in time are broken by the ``tiebreak`` columns if given (e.g. a
 sequence number), then by the tag, then by the value columns (NaN last): the
-rule of :mod:`qre.order`, on the rows' contents, so the result never depends
+rule of :mod:`qre.runtime.order`, on the rows' contents, so the result never depends
 on how Spark partitioned or ordered the input. Rows equal in all these
 columns are interchangeable to the query: they get their outputs in some
 order (visible only through other kept columns: give a tiebreak column when
@@ -21,7 +21,7 @@ that matters). A null time is an error.
 How it runs (``method``). ``"sorted"``, the default: repartition by key,
 sort each partition by (key, time, ties, tag, values), and ``mapInArrow``
 over the Arrow batches, carrying a key's configuration (a
-:class:`qre.monitor.Session`) from one batch to the next; tag codes are
+:class:`qre.runtime.monitor.Session`) from one batch to the next; tag codes are
 computed once per batch. ``"grouped"``: ``groupBy(key).applyInPandas``, one
 pandas frame per key. Measured side by side (``benchmarks/spark_frame.py``,
 RESULTS.md: 10M events, 100k keys, ``avg_last(5, cur)``, local[*] on 2
@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qre.monitor import Monitor, tag_codes
+from qre.runtime.monitor import Monitor, tag_codes
 
 from .plan import (
     Plan,
@@ -146,7 +146,7 @@ def _run_group(pdf: pd.DataFrame, plan: Plan) -> pd.DataFrame:
 def _run_partition(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[Any]:
     """A partition sorted by (key, time, ties, tag, values): each key's rows are
     contiguous, possibly across Arrow batches, so the configuration of the key at
-    the end of a batch is carried into the next one (a :class:`qre.monitor.Session`)."""
+    the end of a batch is carried into the next one (a :class:`qre.runtime.monitor.Session`)."""
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 

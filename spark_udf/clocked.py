@@ -7,7 +7,7 @@ of :mod:`spark_udf.keyed`.
 
 The rows are those of :meth:`qre.Monitor.run_timed` on the key's released
 events: the key's clock ticks at each multiple of the period that its time
-crosses (:func:`qre.clock.clock_steps`), and — with a watermark — also when
+crosses (:func:`qre.language.clock.clock_steps`), and — with a watermark — also when
 the watermark passes a boundary after its last event, so an idle key's
 windows close (the key's timer wakes it: :func:`next_tick_us`); only outputs
 that are not ⊥ are emitted, a tick's stamped with its boundary minus one time
@@ -48,10 +48,10 @@ import numpy as np
 import pandas as pd
 
 from dt.windows import TICK
-from qre.clock import clock_steps
-from qre.monitor import Monitor, tag_codes
-from qre.patterns import CLOCK_FIELD, durations
-from qre.timed import TIME_FIELD
+from qre.language.clock import clock_steps
+from qre.language.patterns import CLOCK_FIELD, durations
+from qre.runtime.monitor import Monitor, tag_codes
+from qre.runtime.timed import TIME_FIELD
 
 from .plan import Plan, concat_rows, event_data, frame_rows, plain, text
 
@@ -246,7 +246,7 @@ def _steps(rules: Rules, clock_us: int | None, times: np.ndarray, watermark_us: 
 
 def _durations(m: Monitor) -> dict[str, float]:
     """The ``within`` durations the DT reads, in µs, the unit of :data:`CLOCK_FIELD` here
-    (rounded up, as :func:`qre.timed.run_timed` gives them in its δ)."""
+    (rounded up, as :func:`qre.runtime.timed.run_timed` gives them in its δ)."""
     return {name: float(-(-ns // 1000))
             for name, ns in durations((m.unoptimized or m.dt).fields).items()}
 

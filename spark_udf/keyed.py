@@ -60,8 +60,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qre.clock import Clock
-from qre.monitor import Monitor
+from qre.language.clock import Clock
+from qre.runtime.monitor import Monitor
 
 from . import clocked
 from .plan import (
@@ -108,7 +108,7 @@ class Rules:
     @property
     def delta_us(self) -> int:
         """δ, the granularity of stamps, in µs: a unit for integer times, a microsecond
-        for floats and timestamps (:mod:`qre.times`' rule)."""
+        for floats and timestamps (:mod:`qre.runtime.times`' rule)."""
         return self.unit_us if self.time_kind == "integral" else 1
 
     def effective(self, watermark_us: int | None) -> int | None:

@@ -25,12 +25,12 @@ import numpy as np
 import pandas as pd
 
 from dt import DT
-from qre.clock import Clock
-from qre.derive import Derivation
-from qre.frames import value_columns_problem
-from qre.monitor import Monitor
-from qre.output import check_no_collision, result_columns
-from qre.timed import is_timed, needed_fields
+from qre.language.clock import Clock
+from qre.language.derive import Derivation
+from qre.runtime.frames import value_columns_problem
+from qre.runtime.monitor import Monitor
+from qre.runtime.output import check_no_collision, result_columns
+from qre.runtime.timed import is_timed, needed_fields
 
 __all__ = ["LATE", "Plan", "concat_rows", "frame_rows", "make_plan", "monitor_fingerprint",
            "nan_for_null", "spark_frame", "worker_monitor"]
@@ -81,7 +81,7 @@ class Plan:
     """The input columns output beside the results, in the input's order: the key, time
     and tag columns and those ``keep`` asked for (all, by default)."""
     prefix: str = ""
-    """The start of every column name the monitor adds (:mod:`qre.output`)."""
+    """The start of every column name the monitor adds (:mod:`qre.runtime.output`)."""
 
     @property
     def order(self) -> list[str]:
@@ -101,7 +101,7 @@ class Plan:
     @property
     def result_pairs(self) -> list[tuple[str, str]]:
         """``(status, value)``, or ``(status_F, value_F)`` per output F, in output order,
-        prefixed (:func:`qre.output.result_columns`)."""
+        prefixed (:func:`qre.runtime.output.result_columns`)."""
         return result_columns(self.outputs, self.prefix)
 
     @property

@@ -6,7 +6,7 @@ events and a compiled :class:`qre.Monitor` and returns a streaming DataFrame
 of one output row per event: the input's columns (``keep``: the key, time and
 tag columns and those named), ``status`` and ``value`` (or
 ``status_F``/``value_F`` per output F), and ``late`` (each added name starting
-with ``prefix``; :mod:`qre.output`). Carried columns wait with their event in
+with ``prefix``; :mod:`qre.runtime.output`). Carried columns wait with their event in
 the state store. :func:`monitor_stream` also starts the query, writing to files, a
 ``foreachBatch`` function or a memory table, with a checkpoint.
 
@@ -72,8 +72,8 @@ import numpy as np
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor
 
-from qre.monitor import Monitor
-from qre.timed import is_timed
+from qre.runtime.monitor import Monitor
+from qre.runtime.timed import is_timed
 
 from .keyed import LATE, LATE_POLICIES, TIME_US, KeyState, Rules, step, wake_ms
 from .plan import (
@@ -304,7 +304,7 @@ def _time_us(column: Any, dtype: Any, unit: str) -> Any:
         factor = TIME_UNITS[unit]
         return (column * factor if factor else F.floor(column / 1000)).cast("long")
     if isinstance(dtype, FractionalType | DecimalType):
-        # qre.times' rule: the float product, to the nearest, ties to even (bround).
+        # qre.runtime.times' rule: the float product, to the nearest, ties to even (bround).
         factor = TIME_UNITS[unit]
         number = column.cast("double")
         return (F.bround(number * factor) if factor else F.floor(number / 1000)).cast("long")

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from qre.clock import UNIT_NS
-from qre.monitor import Monitor
+from qre.language.clock import UNIT_NS
+from qre.runtime.monitor import Monitor
 
 from .plan import Plan, event_data, make_plan, output_fields, spark_frame, text, worker_monitor
 
@@ -44,12 +44,12 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     ``time`` is a timestamp column (microseconds) or a number of ``time_unit``;
     ``value`` names the column read as ``cur`` or the columns read as
     ``cur.FIELD`` (the fields of derived tags' predicates included); equal times
-    are ordered by ``tiebreak``, the tag, the values (:mod:`qre.order`). Each row
+    are ordered by ``tiebreak``, the tag, the values (:mod:`qre.runtime.order`). Each row
     holds the key, the stamp (under the time column's name and type), the tag
     (the event's, as in the input, or ``tick``), the event row's other input
     columns (``keep``: only these; null for a tick's row), then ``status`` and
     ``value`` (names starting with ``prefix``). The other options are those of
-    :func:`qre.timed.run_timed`. Raises ValueError at once for a missing column,
+    :func:`qre.runtime.timed.run_timed`. Raises ValueError at once for a missing column,
     a name collision or value columns that do not fit the query.
     """
     from pyspark.sql.types import ByteType, DoubleType, StructField, StructType

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for QRE-Past ASTs (qre/ast.py; seed 003 §5.3, Figure 26).
+"""Hypothesis strategies for QRE-Past ASTs (qre/language/ast.py; seed 003 §5.3, Figure 26).
 
 Two flavours, chosen with ``wild``:
 
@@ -12,12 +12,12 @@ Two flavours, chosen with ``wild``:
   ``cur`` — for random queries to run (still not guaranteed well-typed: filter
   with the type checker).
 
-Atom tags may be the wildcard ``_`` (:data:`qre.ast.ANY_TAG`); alphabets never hold it.
+Atom tags may be the wildcard ``_`` (:data:`qre.language.ast.ANY_TAG`); alphabets never hold it.
 
 In both flavours an operation has the arity its position needs (2 for split,
 iter, prefix_sum; k for a k-ary combine), a lambda body reads only its
 parameters, an atom term only ``cur``, an eps term is constant, and every
-:class:`~qre.ast.Name` refers to a ``let`` bound earlier: every AST drawn here
+:class:`~qre.language.ast.Name` refers to a ``let`` bound earlier: every AST drawn here
 can be printed and parsed back.
 """
 
@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 from strategies import _SAFE_OPS, DATA, TAGS
 
 from dt.terms import OPS, Apply, Const, Cur, Term, Var
-from qre.ast import (
+from qre.language.ast import (
     ANY_TAG,
     COMPARISONS,
     CONNECTIVES,
@@ -59,7 +59,7 @@ from qre.ast import (
     Since,
     Split,
 )
-from qre.parser import KEYWORDS
+from qre.language.parser import KEYWORDS
 
 __all__ = [
     "SPECIAL_FLOATS",

@@ -1,5 +1,5 @@
 """Brute-force enumeration of CER pattern matches (issue 7, point 5): every assignment of
-events to a pattern's tags, straight from the definitions in qre/patterns.py, with none
+events to a pattern's tags, straight from the definitions in qre/language/patterns.py, with none
 of its automaton. For short streams only (the number of matches grows fast).
 """
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from qre import ast
+from qre.language import ast
 
 Match = tuple[int, int]
 """(position of the first event, position of the last event) of one match."""

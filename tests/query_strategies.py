@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from strategies import data_values, terms
 
 from dt.terms import Var
-from qre import ast, sugar
+from qre.language import ast, sugar
 
 OPS = st.sampled_from(["+", "*", "min", "max", "fst", "snd"]).map(ast.BuiltinOp)
 

@@ -9,8 +9,8 @@ from hypothesis import strategies as st
 
 from dt.values import encode
 from qre import QreSyntaxError, QreTypeError, examples, qre
-from qre.parser import parse
-from qre.semantics import run_program
+from qre.language.parser import parse
+from qre.language.semantics import run_program
 
 LAST_FIVE = examples.read_text("last_five.qre")
 LAST_FIVE_CORE = examples.read_text("last_five_core.qre")

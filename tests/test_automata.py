@@ -1,4 +1,4 @@
-"""qre.automata against independent oracles (seed 003 §5.1 Theorem 5.2, §5.3.1 Figure 26).
+"""qre.language.automata against independent oracles (seed 003 §5.1 Theorem 5.2, §5.3.1 Figure 26).
 
 Oracles: a naive recursive regex matcher on strings (every split for · and *),
 enumeration of all words up to length 5 over 2–3 tags, direct simulation of
@@ -21,7 +21,7 @@ from dt import constructions as c
 from dt.reference import initial_config, outputs, step
 from dt.terms import Cur
 from dt.values import TOP, Status, status_of
-from qre.automata import (
+from qre.language.automata import (
     DFA,
     Alt,
     And,

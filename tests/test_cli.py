@@ -38,8 +38,8 @@ from dt.terms import Apply, Const, Cur, Var
 from dt.values import BOT, TOP, XValue
 from qre import examples, qre
 from qre.cli import main
-from qre.monitor import Monitor
-from qre.printer import to_text
+from qre.language.printer import to_text
+from qre.runtime.monitor import Monitor
 
 SUM = "iter(atom(a, cur), 0, +)"
 ROOT = Path(__file__).resolve().parent.parent
@@ -560,7 +560,7 @@ def run_rows(capsys: pytest.CaptureFixture[str], *argv: str) -> pd.DataFrame:
 
 
 def test_run_orders_equal_times_by_tiebreak_then_tag_then_values(capsys, tmp_path):
-    """qre.order's rule, not input position: the same rows in any order give the same
+    """qre.runtime.order's rule, not input position: the same rows in any order give the same
     outputs; --tiebreak comes first."""
     text = "tag,v,t,seq\nb,1,5,0\na,3,5,2\na,2,5,1\nb,0,1,3\n"
     path = write_csv(tmp_path / "e.csv", text)
@@ -671,7 +671,7 @@ def _xvalue(row: dict[str, Any]) -> XValue:
 
 def _expected(d: DT, events: list[tuple[str, str, int, int]], keyed: bool) -> list[XValue]:
     """Per row, the reference interpreter's output after the row's key's events up to it,
-    sorted by (time, tag, value, input row) — qre.order's rule: computed without the CLI
+    sorted by (time, tag, value, input row) — qre.runtime.order's rule: computed without the CLI
     or the Monitor."""
     x = (0.0,) * len(d.initial)
     want: list[XValue] = [BOT] * len(events)

@@ -43,9 +43,9 @@ from dt.model import DT, EPS, Transition
 from dt.reference import evaluate, initial_config, run
 from dt.terms import OPS, Apply, Const, Cur, Var, evaluate_term, parse_term
 from dt.values import decode
-from qre import ast as qast
-from qre.compiler import compile_query
-from qre.typing import check
+from qre.language import ast as qast
+from qre.language.compiler import compile_query
+from qre.language.typing import check
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -1,7 +1,7 @@
 """Columns as the Python data world has them (issue 18, point 9): pyarrow arrays, chunked
 arrays, tables and record batches, polars Series and DataFrames, for tags, values, keys
 and times, in run, run_keys, Session.feed and run_timed. The oracle is the same data as
-Python lists / pandas, which the runtime read before; nulls follow qre/columns.py."""
+Python lists / pandas, which the runtime read before; nulls follow qre/runtime/columns.py."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import pyarrow as pa
 import pytest
 
 from qre import qre
-from qre.columns import column, values
+from qre.runtime.columns import column, values
 
 BALANCE = qre("iter(or(atom(deposit, cur), atom(withdraw, -cur)), 0, +)")
 ROOT = Path(__file__).resolve().parents[1]

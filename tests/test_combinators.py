@@ -1,4 +1,4 @@
-"""The combinator API (qre/combinators.py) builds the ASTs that the parser builds.
+"""The combinator API (qre/language/combinators.py) builds the ASTs that the parser builds.
 
 Every construct and sugar form of API.md "Query text" (seed 003 §5.3.1) is
 built in code and compared with the parser's AST of the same text — the parser
@@ -20,10 +20,10 @@ from hypothesis import strategies as st
 
 from dt.terms import Apply, Const, Cur, Term, Var
 from qre import QreSyntaxError, qre
-from qre import ast as A
-from qre import combinators as q
-from qre.parser import parse
-from qre.printer import to_text
+from qre.language import ast as A
+from qre.language import combinators as q
+from qre.language.parser import parse
+from qre.language.printer import to_text
 
 ALPHABET = ["a", "b"]
 WORDS = [
@@ -195,7 +195,7 @@ def test_chains_nest_as_the_text_reads():
 
 
 def test_queries_are_type_checked_by_qre():
-    """Typing stays with qre.typing: a combine of unequal rates builds, then fails."""
+    """Typing stays with qre.language.typing: a combine of unequal rates builds, then fails."""
     bad = q.combine(q.atom("a", "cur"), q.split(q.atom("a", "cur"), q.atom("b", "cur"), "+"),
                     op="+")
     with pytest.raises(ValueError, match="combine needs equal rates"):

@@ -1,4 +1,4 @@
-"""The compiler (§5.3.2) against the denotational oracle (qre.semantics), every prefix.
+"""The compiler (§5.3.2) against the denotational oracle (qre.language.semantics), every prefix.
 
 Random well-typed queries (tests/query_strategies.py) over 2–3 tags and random
 words of up to 6 events: the compiled DT, run by the reference evaluator with a
@@ -18,11 +18,11 @@ from util import assert_same_outputs
 from dt.reference import evaluate
 from dt.values import BOT, TOP, is_defined, status_of
 from qre import qre
-from qre.ast import query_size
-from qre.compiler import compile_query
-from qre.printer import to_text
-from qre.semantics import prefix_meanings
-from qre.typing import Kind, check
+from qre.language.ast import query_size
+from qre.language.compiler import compile_query
+from qre.language.printer import to_text
+from qre.language.semantics import prefix_meanings
+from qre.language.typing import Kind, check
 
 
 def _agrees_with_oracle(alphabet, query, word):
@@ -102,7 +102,7 @@ def test_temporal_queries_match_the_oracle(case):
 def test_undefined_input_gives_undefined_output():
     """A_α on the all-⊥ initial vector stays ⊥ (restartability, k = 0 threads)."""
     from dt.terms import Cur
-    from qre import ast
+    from qre.language import ast
 
     q = ast.Iter(ast.Or(ast.Atom("a", Cur()), ast.Atom("b", Cur())), 0.0, ast.BuiltinOp("+"))
     d = compile_query(q, ("a", "b")).value

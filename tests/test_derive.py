@@ -12,9 +12,9 @@ from hypothesis import strategies as st
 
 from dt.terms import evaluate_term
 from qre import qre
-from qre.errors import QreSyntaxError
-from qre.parser import parse
-from qre.printer import to_text
+from qre.language.errors import QreSyntaxError
+from qre.language.parser import parse
+from qre.language.printer import to_text
 
 PREDICATES = ["cur.x > 0", "cur.x == cur.y", "cur.y", "!(cur.x < 1) && cur.y != 0",
               "cur.x * cur.y >= 0.5"]

@@ -31,8 +31,8 @@ from dt.terms import Var
 from dt.values import BOT, TOP
 from qre import examples
 from qre.api import qre
-from qre.compiler import compile_query
-from qre.typing import check
+from qre.language.compiler import compile_query
+from qre.language.typing import check
 
 L = 5  # brute-force depth: 3 tags give 364 strings
 

@@ -4,8 +4,8 @@ Expectations are computed independently of the configuration search:
 hand-checked examples (one per witness kind), brute force over *all* tag
 strings up to a length (the reference evaluator on random data, no
 deduplication; Theorem 5.2 says statuses do not depend on data), the rates
-of the type checker (qre.typing, regular expressions turned into DFAs by
-qre.automata) for compiled base queries, Figure 26 (temporal queries have
+of the type checker (qre.language.typing, regular expressions turned into DFAs by
+qre.language.automata) for compiled base queries, Figure 26 (temporal queries have
 rate Σ*), and the optimizer, which preserves outputs exactly and so cannot
 change a shortest witness.
 """
@@ -26,10 +26,10 @@ from dt.model import DT, Transition
 from dt.projection import status_vector
 from dt.reference import initial_config, outputs, step
 from dt.terms import Apply, Cur, Var
-from qre import automata as fa
 from qre.api import qre
-from qre.compiler import compile_query
-from qre.typing import check
+from qre.language import automata as fa
+from qre.language.compiler import compile_query
+from qre.language.typing import check
 
 V_I, V_IP = Var("i"), Var("i", True)
 

@@ -42,8 +42,8 @@ from dt.model import DT, EPS, INIT, Transition
 from dt.reference import initial_config, outputs, step
 from dt.terms import OPS, Apply, Const, Cur, Term, Var, evaluate_term
 from dt.values import BOT, TOP
-from qre.compiler import compile_query
-from qre.typing import check
+from qre.language.compiler import compile_query
+from qre.language.typing import check
 
 GOLDEN = Path(__file__).parent / "golden" / "optimize"
 CASES = sorted(p.stem for p in GOLDEN.glob("*.json"))

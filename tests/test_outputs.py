@@ -1,4 +1,4 @@
-"""Named outputs and frames of outputs (qre.output): qre({name: query}), Output.to_pandas,
+"""Named outputs and frames of outputs (qre.runtime.output): qre({name: query}), Output.to_pandas,
 pd.DataFrame(output), the naming rule and its collision check."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ from strategies import words
 from dt import DT, Transition, Var
 from dt.terms import Apply, Const, Cur
 from qre import Monitor, QreSyntaxError, QreTypeError, qre
-from qre.output import Output, check_no_collision, result_columns
-from qre.printer import to_text
+from qre.language.printer import to_text
+from qre.runtime.output import Output, check_no_collision, result_columns
 
 ALPHABET = ("a", "b")
 

@@ -31,7 +31,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dt.terms import Apply, Const, Cur, Term, Var
-from qre.ast import (
+from qre.language.ast import (
     Atom,
     BoolOp,
     BuiltinOp,
@@ -58,9 +58,9 @@ from qre.ast import (
     Span,
     Split,
 )
-from qre.errors import QreSyntaxError
-from qre.parser import KEYWORDS, MAX_DEPTH, SUGAR, parse, sugar_macro
-from qre.printer import to_text
+from qre.language.errors import QreSyntaxError
+from qre.language.parser import KEYWORDS, MAX_DEPTH, SUGAR, parse, sugar_macro
+from qre.language.printer import to_text
 
 P, Q, R, S = Name("p"), Name("q"), Name("r"), Name("s")
 PLUS, TIMES = BuiltinOp("+"), BuiltinOp("*")
@@ -305,7 +305,7 @@ def test_init_literals(text, value):
 
 
 def _const(c: float) -> Iter:
-    """const(c) (qre.sugar): the query with value c on every word."""
+    """const(c) (qre.language.sugar): the query with value c on every word."""
     return Iter(Atom("_", Const(0.0)), c, BuiltinOp("fst"))
 
 
@@ -412,10 +412,10 @@ def test_spans():
 def test_doctests():
     import doctest
 
-    import qre.parser
-    import qre.printer
+    import qre.language.parser
+    import qre.language.printer
 
-    for module in (qre.parser, qre.printer):
+    for module in (qre.language.parser, qre.language.printer):
         assert doctest.testmod(module).failed == 0, module.__name__
 
 
@@ -597,7 +597,7 @@ def test_nesting_limit_and_parsed_programs_are_safe_to_walk(make):
 
 
 def test_sugar_registry_holds_the_sugar_forms_and_other_calls_are_unknown():
-    from qre.sugar import SUGAR_FORMS
+    from qre.language.sugar import SUGAR_FORMS
 
     assert set(SUGAR) == set(SUGAR_FORMS)
     expect_error("let p = eps(1); average(cur)", 1, 17, "unknown query function 'average'",
@@ -666,8 +666,8 @@ def test_sugar_macro_adapter(monkeypatch):
 
 
 def test_sugar_forms_of_the_lead_expand_like_their_functions(monkeypatch):
-    """qre.sugar's table wired through sugar_macro: text forms equal the Python forms."""
-    sugar = pytest.importorskip("qre.sugar")
+    """qre.language.sugar's table wired through sugar_macro: text forms equal the Python forms."""
+    sugar = pytest.importorskip("qre.language.sugar")
     for name, fn in sugar.SUGAR_FORMS.items():
         monkeypatch.setitem(SUGAR, name, sugar_macro(name, fn))
     cases = {"count()": sugar.count(), "sum(cur.x)": sugar.sum_of(Cur("x")),
@@ -773,7 +773,7 @@ def test_grammar_conflicts_are_exactly_the_documented_ones(caplog):
     so that a grammar change cannot add an unnoticed one."""
     import dt.terms
 
-    grammar = (Path(__file__).parents[1] / "qre" / "grammar.lark").read_text()
+    grammar = (Path(__file__).parents[1] / "qre" / "language" / "grammar.lark").read_text()
     with caplog.at_level(logging.DEBUG, logger="lark"):
         lark.Lark(grammar, parser="lalr", import_paths=[Path(dt.terms.__file__).parent],
                   debug=True, propagate_positions=True, maybe_placeholders=False)

@@ -8,9 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from qre import ast, qre
-from qre.errors import QreTypeError
-from qre.printer import to_text
+from qre import qre
+from qre.language import ast
+from qre.language.errors import QreTypeError
+from qre.language.printer import to_text
 from tests import match_oracle as oracle
 from tests.window_oracle import as_float, nearest
 

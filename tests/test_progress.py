@@ -7,8 +7,9 @@ import logging
 
 import pandas as pd
 
-from qre import progress, qre
+from qre import qre
 from qre.cli import main
+from qre.runtime import progress
 from spark_udf.session import default_config
 
 
@@ -24,7 +25,7 @@ def test_verbose_run_says_each_stage_and_the_compile(tmp_path, capsys, monkeypat
     assert main(["-v", "run", "alphabet a; sum(cur * 3.25)", "--input", _events(tmp_path),
                  "--key", "k", "--value", "v", "--engine", "codegen"]) == 0
     err = capsys.readouterr().err
-    for line in ("qre.progress: read 3 rows in", "qre.progress: run 3 rows in",
+    for line in ("qre.runtime.progress: read 3 rows in", "qre.runtime.progress: run 3 rows in",
                  "(engine codegen)", "qre.api: compiling a query of",
                  "codegen.generated: codegen", "compiling run_chunk with Numba"):
         assert line in err, line

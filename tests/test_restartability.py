@@ -37,9 +37,9 @@ from dt.restartability import (
 from dt.terms import Apply, Const, Cur, Var
 from dt.values import BOT, TOP, XValue, union
 from dt.windows import event_fold, running_fold
-from qre.compiler import compile_query
-from qre.sugar import variance_fold
-from qre.typing import check
+from qre.language.compiler import compile_query
+from qre.language.sugar import variance_fold
+from qre.language.typing import check
 
 # --------------------------------------------------------------------------- independent oracle
 

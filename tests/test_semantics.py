@@ -1,4 +1,4 @@
-"""Tests of the QRE-Past denotational interpreter (:mod:`qre.semantics`), seed 003 §5.3.2.
+"""Tests of the QRE-Past denotational interpreter (:mod:`qre.language.semantics`), seed 003 §5.3.2.
 
 Three kinds of check, none of them derived from the code's own recurrences:
 
@@ -27,8 +27,8 @@ from util import same, same_vector
 from dt.errors import EvaluationError
 from dt.terms import Const, Cur, Var, evaluate_term, parse_term
 from dt.values import BOT, TOP, XValue, is_defined, lift, union
-from qre.ast import Atom as AtomNode
-from qre.ast import (
+from qre.language.ast import Atom as AtomNode
+from qre.language.ast import (
     BoolOp,
     BuiltinOp,
     Combine,
@@ -53,8 +53,8 @@ from qre.ast import (
     Since,
     Split,
 )
-from qre.errors import QreTypeError
-from qre.semantics import meaning, prefix_meanings, resolve, run_program
+from qre.language.errors import QreTypeError
+from qre.language.semantics import meaning, prefix_meanings, resolve, run_program
 
 NAN = math.nan
 PLUS, TIMES, MAX, FST, SND = (BuiltinOp(s) for s in ("+", "*", "max", "fst", "snd"))
@@ -293,7 +293,7 @@ def test_running_fold_updates_every_register_at_once():
 
 def test_population_variance_by_hand():
     """var(cur) of 1, 2, 4: mean 7/3, variance (16 + 1 + 25) / 27 = 14/9; std its root."""
-    from qre.sugar import std, var
+    from qre.language.sugar import std, var
 
     check(prefix_meanings(var(Cur()), W("a1 b2 a4"))[:3], [NAN, 0.0, 0.25])
     assert meaning(var(Cur()), W("a1 b2 a4")) == pytest.approx(14 / 9, rel=1e-15)
@@ -708,8 +708,8 @@ def test_depth_four_query_on_seven_events_is_fast():
 def test_eps_matches_the_empty_word_only():
     """eps(t) is t on ε and ⊥ on every non-empty word (the compiler's differential test)."""
     from dt.terms import Const
-    from qre.ast import Eps
-    from qre.semantics import meaning, prefix_meanings
+    from qre.language.ast import Eps
+    from qre.language.semantics import meaning, prefix_meanings
 
     q = Eps(Const(-2.0))
     assert meaning(q, []) == -2.0

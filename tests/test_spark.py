@@ -22,7 +22,7 @@ from strategies import keyed_events
 
 from dt import DT, Transition, Var, parse_term
 from qre import Monitor, examples, qre
-from qre.printer import to_text
+from qre.language.printer import to_text
 
 pyspark = pytest.importorskip("pyspark")
 

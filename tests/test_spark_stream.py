@@ -34,7 +34,7 @@ from strategies import keyed_events
 from stream_simulator import ALPHABET, arrivals, simulate
 
 from qre import Monitor, qre
-from qre.printer import to_text
+from qre.language.printer import to_text
 
 pyspark = pytest.importorskip("pyspark")
 

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qre import ast, qre
-from qre.printer import to_text
+from qre import qre
+from qre.language import ast
+from qre.language.printer import to_text
 from tests import match_oracle
 from tests.test_patterns import patterns
 from tests.test_windows import FUNCTION_TEXT, expected_windows, timed_events

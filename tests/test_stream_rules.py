@@ -25,7 +25,7 @@ from query_strategies import temporal_queries, top_queries
 from stream_simulator import ALPHABET, US, arrivals, simulate
 
 from qre import Monitor, qre
-from qre.printer import to_text
+from qre.language.printer import to_text
 from spark_udf.keyed import LATE, TIME_US, KeyState, Rules, step, wake_ms
 from spark_udf.plan import make_plan, time_ordered
 

@@ -1,11 +1,11 @@
-"""The sugar of qre/sugar.py in use (issue 18, points 7 and 10).
+"""The sugar of qre/language/sugar.py in use (issue 18, points 7 and 10).
 
 * ``var``/``std``, running and as window functions, are the *population* variance and
   standard deviation, accurate on data far from 0: compared with ``numpy.var``/``std``
   and with the exact variance (rational arithmetic) on offset + noise, offsets up to
   1e12, within an error bound stated below;
 * running ``max(t)``/``min(t)`` and numbers standing for ``const(c)``, compiled, against
-  the oracle (qre.semantics) on every prefix, and their typing errors located.
+  the oracle (qre.language.semantics) on every prefix, and their typing errors located.
 """
 
 from __future__ import annotations
@@ -20,9 +20,10 @@ from hypothesis import strategies as st
 
 from dt.terms import Var
 from dt.values import encode
-from qre import QreTypeError, ast, qre
-from qre.parser import parse
-from qre.semantics import run_program
+from qre import QreTypeError, qre
+from qre.language import ast
+from qre.language.parser import parse
+from qre.language.semantics import run_program
 
 U = 2.0 ** -53
 """The unit roundoff of float64."""
@@ -162,7 +163,7 @@ WORD_VALUES = [-2.0, -1.0, -0.5, 0.0, 1.0, 2.0, 3.0, math.nan, math.inf, -math.i
 @given(word=st.lists(st.tuples(st.sampled_from("ab"), st.sampled_from(WORD_VALUES)),
                      max_size=7))
 def test_max_min_and_numbers_match_the_oracle(text, word):
-    """Compiled and run (the default engine), against qre.semantics: every prefix, the
+    """Compiled and run (the default engine), against qre.language.semantics: every prefix, the
     empty one included, status and value bit for bit."""
     program = "alphabet a, b;\n" + text
     want_status, want_value = encode(run_program(parse(program), word))

@@ -31,8 +31,8 @@ from dt.model import DT, EPS, INIT, Transition
 from dt.reference import evaluate, initial_config, run
 from dt.terms import OPS, Apply, Const, Cur, Var, evaluate_term, parse_term
 from dt.values import BOT, TOP, decode
-from qre.compiler import compile_query
-from qre.typing import check
+from qre.language.compiler import compile_query
+from qre.language.typing import check
 
 
 @st.composite

@@ -1,11 +1,11 @@
-"""One tied input through all six entry points (issue 18, point 5; qre.order's rule).
+"""One tied input through all six entry points (issue 18, point 5; qre.runtime.order's rule).
 
 The same rows, in an order that is not the processing order, run through
 Monitor.run (times=), Monitor.run_timed, ``qre run --time``, monitor_frame,
 monitor_timed and monitor_stream. The query spells the values in the order it
 reads them, so any difference in the order of tied events shows; the outputs
 join back to their input rows by an ``id`` column that every entry point keeps.
-Expected, by qre.order's rule (per key: time, tag text, value, then position):
+Expected, by qre.runtime.order's rule (per key: time, tag text, value, then position):
 key 1 reads b9 (t=4), then at t=5 a2, a3, b1; key 2 reads a4, a5.
 """
 

@@ -15,8 +15,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from qre import qre
-from qre.clock import UNIT_NS
-from qre.times import event_times
+from qre.language.clock import UNIT_NS
+from qre.runtime.times import event_times
 from tests.window_oracle import nearest
 
 SUM = qre("alphabet a, b; aggregate(sum(cur.x), 2s, 1s)")

@@ -25,11 +25,11 @@ from dt.symbolic import same_value
 from dt.terms import Apply, Const, Cur, Var, parse_term
 from dt.value_equivalence import ValueEquivalence, value_equivalent
 from dt.values import BOT, TOP, is_defined
-from qre import ast
 from qre.api import qre
-from qre.compiler import compile_query
-from qre.monitor import Monitor
-from qre.typing import check
+from qre.language import ast
+from qre.language.compiler import compile_query
+from qre.language.typing import check
+from qre.runtime.monitor import Monitor
 
 EDGE = [0.0, -0.0, 1.0, -1.0, 0.5, 3.0, 1e16, math.inf, -math.inf, math.nan]
 edge_words = st.lists(st.tuples(st.sampled_from(("a", "b", "c")), st.sampled_from(EDGE)),

@@ -15,10 +15,10 @@ from dt.errors import DTError
 from dt.terms import parse_term
 from dt.windows import Fold, window_aggregate
 from qre import qre
-from qre.clock import Clock, clock_steps
-from qre.errors import QreSyntaxError, QreTypeError
-from qre.monitor import Monitor
-from qre.order import event_order
+from qre.language.clock import Clock, clock_steps
+from qre.language.errors import QreSyntaxError, QreTypeError
+from qre.runtime.monitor import Monitor
+from qre.runtime.order import event_order
 from tests import window_oracle as oracle
 
 ALPHABET = ("a", "b")

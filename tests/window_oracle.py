@@ -1,5 +1,5 @@
 """Brute-force oracles for timed runs: every window recomputed from its events, ticks by
-enumeration. Independent of qre.clock, dt.windows and qre.timed on purpose: plain
+enumeration. Independent of qre.language.clock, dt.windows and qre.runtime.timed on purpose: plain
 Python loops over the definitions of seed 004 §2.1 (issue 7, point 5).
 """
 
@@ -29,7 +29,7 @@ def _fold_min(xs: Sequence[float], sign: float) -> float:
 
 
 def _var(xs: Sequence[float]) -> float:
-    """The population variance as qre.sugar defines it: Welford's update on x − xs[0]."""
+    """The population variance as qre.language.sugar defines it: Welford's update on x − xs[0]."""
     k = xs[0]
     m = q = 0.0
     for n, x in enumerate(xs):

@@ -1,11 +1,11 @@
 """Timed runs: keyed events in event-time order, with clock ticks (issue 7).
 
 Pipeline position: timed, keyed events → order, deduplicate, derive tags →
-steps with ticks (:mod:`qre.clock`) → the monitor's engine → emitted rows.
+steps with ticks (:mod:`qre.language.clock`) → the monitor's engine → emitted rows.
 :func:`run_timed` is behind :meth:`qre.Monitor.run_timed`.
 
 Order (S&P, seed 004 §3): per key, by event time; equal times by the rule of
-:mod:`qre.order`, the same on every entry point: ``tiebreak`` columns, the tag
+:mod:`qre.runtime.order`, the same on every entry point: ``tiebreak`` columns, the tag
 (its text, as given: before derivation), the value columns in the order given
 (NaN last), then input position. So the outputs do not depend on the order of
 the input rows, except between events that agree on all of those (and then
@@ -14,7 +14,7 @@ they are indistinguishable to the query).
 ``tiebreak`` column and every column of ``values`` (read by the query or
 not): "keying by all attributes deduplicates".
 
-Time (:mod:`qre.times` states the rule). ``times`` are datetimes (numpy,
+Time (:mod:`qre.runtime.times` states the rule). ``times`` are datetimes (numpy,
 pandas, Arrow; with or without a time zone) or numbers of ``time_unit``. The
 column's type fixes δ, the resolution of the run: one ``time_unit`` for
 integers (exact), a microsecond for floats (rounded to the nearest, ties to
@@ -25,7 +25,7 @@ microseconds since the epoch for datetimes) when values are records or
 absent; a tick's ``cur.time`` is its boundary and its other fields are NaN. A
 pattern's ``within`` compares whole δ: the DT reads the time in δ as
 ``within_clock`` and a duration D as ``within_<D in ns>``, set here to
-⌈D / δ⌉ (:mod:`qre.patterns`). A query that reads no value takes a plain
+⌈D / δ⌉ (:mod:`qre.language.patterns`). A query that reads no value takes a plain
 value column all the same (it orders equal times, and ``dedup`` reads it).
 
 Emission. One row per step (event or tick) whose output is not ⊥
@@ -51,10 +51,10 @@ import pandas as pd
 
 from dt.windows import TICK
 
+from ..language.clock import clock_steps
+from ..language.patterns import CLOCK_FIELD, WITHIN_PREFIX, durations
 from . import columns
-from .clock import clock_steps
 from .order import processing_order, tiebreak_columns, value_columns
-from .patterns import CLOCK_FIELD, WITHIN_PREFIX, durations
 from .times import TimeScale, event_times
 
 if TYPE_CHECKING:
@@ -97,11 +97,11 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
               tiebreak: Any = None) -> pd.DataFrame:
     """Run ``m`` per key over timed events; the emitted rows (module docstring).
 
-    Equal times are ordered by :mod:`qre.order`'s rule: ``tiebreak`` (one column, or a
+    Equal times are ordered by :mod:`qre.runtime.order`'s rule: ``tiebreak`` (one column, or a
     dict / DataFrame of columns), then the tag's text, then ``values``' columns.
 
     Columns: ``key`` (when ``keys`` is given), ``time`` (the stamp, in the type of
-    ``times``: :mod:`qre.times`), ``start`` (a window aggregate's only: the start of the
+    ``times``: :mod:`qre.runtime.times`), ``start`` (a window aggregate's only: the start of the
     window a tick closes, in the same type; missing at the event rows that
     ``undefined="keep"`` keeps), ``tag`` (the event's tag after derivation, or
     ``tick``), ``row`` (the input row, −1 for a tick), ``status`` (uint8) and ``value``.
@@ -177,7 +177,7 @@ def _deduplicated(order: np.ndarray, columns: list[np.ndarray]) -> np.ndarray:
 
 def _steps(m: Monitor, key: np.ndarray, time: np.ndarray, scale: TimeScale,
            watermark: Any) -> Any:
-    from .clock import Steps
+    from ..language.clock import Steps
 
     if m.clock is None:
         return Steps(np.arange(len(time), dtype=np.int64), time, key)

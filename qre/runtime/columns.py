@@ -1,7 +1,7 @@
 """Columns as users have them → the numpy / pandas arrays the runtime reads.
 
 Pipeline position: the boundary. :meth:`qre.Monitor.run`, ``run_keys``,
-``Session.feed`` and :func:`qre.timed.run_timed` pass every column they are
+``Session.feed`` and :func:`qre.runtime.timed.run_timed` pass every column they are
 given (tags, values, keys, times) through :func:`column` or :func:`values`
 first; everything after works on numpy and pandas only.
 
@@ -32,7 +32,7 @@ struct, Table, RecordBatch       records (:func:`values` only): a dict of    (pe
 
 What the roles then make of a null (the runtime's rules, unchanged): a
 missing tag is an error naming its position unless unknown tags are skipped
-(:func:`qre.monitor.tag_codes`); a missing value is NaN, as pandas' ``NA``
+(:func:`qre.runtime.monitor.tag_codes`); a missing value is NaN, as pandas' ``NA``
 is; a missing time is an error naming its row; a missing key is a key like
 any other. Integer columns of tags are codes into the alphabet, as numpy
 integer arrays are.

@@ -1,9 +1,9 @@
 """AST → QRE-Past query text (seed 003, §5.3; docs/API.md, "Query text").
 
-:func:`to_text` writes a :class:`~qre.ast.Program`, any query node, an
-operation or a ``let`` as text that :func:`qre.parser.parse` reads back to an
+:func:`to_text` writes a :class:`~qre.language.ast.Program`, any query node, an
+operation or a ``let`` as text that :func:`qre.language.parser.parse` reads back to an
 equal AST (spans aside): ``parse(to_text(p)) == p``. Parentheses are minimal
-for the precedence of ``qre/grammar.lark`` (loosest first: ``<->``, ``->``,
+for the precedence of ``qre/language/grammar.lark`` (loosest first: ``<->``, ``->``,
 ``||``, ``&&``, ``since``/``wsince``, comparisons, ``!``), and present where a
 chain would otherwise be read differently (``->`` is right-associative, the
 others left-associative, comparisons and ``<->`` do not chain).
@@ -14,7 +14,7 @@ Terms print with ``str(term)`` (:mod:`dt.terms`), init values as term literals
 (``-inf``, ``nan``, ``-0.0``).
 
 A node that no text can express raises ``ValueError``: a name, tag or
-parameter that is not an identifier or is a keyword (:data:`qre.parser.KEYWORDS`),
+parameter that is not an identifier or is a keyword (:data:`qre.language.parser.KEYWORDS`),
 the wildcard tag ``_`` in an alphabet.
 """
 
@@ -79,7 +79,7 @@ _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 def to_text(node: Program | Let | Query | Op) -> str:
     """Query text for ``node`` that parses back to an equal node.
 
-    >>> from qre.parser import parse
+    >>> from qre.language.parser import parse
     >>> print(to_text(parse("alphabet a;let s=iter(atom(a,cur),0,+);!(s>eps(3))&&(s)<s")))
     alphabet a;
     let s = iter(atom(a, cur), 0, +);

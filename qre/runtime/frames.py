@@ -14,7 +14,7 @@ Rules (the CLI's ``run --help`` states them to users):
 * a value cell must be a number; an empty cell or NaN is the float NaN, an
   ordinary data value;
 * with a time column, events run in event-time order, ties by the rule of
-  :mod:`qre.order` (``--tiebreak`` columns, the tag, the ``--value`` columns,
+  :mod:`qre.runtime.order` (``--tiebreak`` columns, the tag, the ``--value`` columns,
   then input position); the outputs are returned in input order. Times are numbers,
   datetimes / timedeltas (as int64 nanoseconds, time-zone aware ones in UTC),
   or text read as numbers or ISO 8601 datetimes (no offset: UTC).
@@ -23,7 +23,7 @@ Messages name a column together with the ``qre run`` option that chose it
 (``--tag``, ``--value``, ``--time``, ``--key``): the command line is the user
 of this module.
 
-Cost: O(n), one pass per column (the time order is the monitor's, :mod:`qre.order`).
+Cost: O(n), one pass per column (the time order is the monitor's, :mod:`qre.runtime.order`).
 """
 
 from __future__ import annotations
@@ -114,7 +114,7 @@ def value_column(frame: pd.DataFrame, name: str) -> np.ndarray:
 def event_values(m: Monitor, frame: pd.DataFrame, names: list[str]) -> Any:
     """The events' values: ``cur`` from one --value, or a record of every --value
     column in the order given (``cur.F`` reads column F; all of them order equal
-    times, :mod:`qre.order`), or None without --value.
+    times, :mod:`qre.runtime.order`), or None without --value.
 
     The needs are checked here, against the DT as compiled (the optimizer may
     drop reads), so the message speaks of options; every --value column is

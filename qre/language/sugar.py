@@ -195,7 +195,7 @@ def last(t: Term) -> ast.Query:
 MAX_WINDOW = 100
 """The largest k of ``window``/``avg_last``: the expansion nests k splits, and every
 stage after parsing walks the query recursively (the parser bounds text nesting the
-same way, :data:`qre.parser.MAX_DEPTH`)."""
+same way, :data:`qre.language.parser.MAX_DEPTH`)."""
 
 
 def _last_k(k: int, t: Term, op: ast.Op) -> ast.Query:

@@ -1,13 +1,13 @@
 """QRE-Past query text → AST (seed 003, §5.3; docs/API.md, "Query text").
 
-:func:`parse` reads a whole query text into a :class:`~qre.ast.Program`: an
+:func:`parse` reads a whole query text into a :class:`~qre.language.ast.Program`: an
 optional ``alphabet a, b, c;`` declaration, ``let NAME = Q;`` bindings, and
-the final query. The grammar is ``qre/grammar.lark`` (LALR(1)); it imports the
+the final query. The grammar is ``qre/language/grammar.lark`` (LALR(1)); it imports the
 TERM grammar of ``dt/term.lark``, and terms are built by
 :func:`dt.terms.term_from_tree`, so query terms and DT terms are one language.
 
 What the grammar cannot say is checked here, each error a
-:class:`~qre.errors.QreSyntaxError` with line, column and a caret:
+:class:`~qre.language.errors.QreSyntaxError` with line, column and a caret:
 
 * a keyword (:data:`KEYWORDS`) used as a name, tag or lambda parameter; a primed
   name (only term variables are primed);
@@ -29,14 +29,14 @@ Tags are identifiers in the text syntax (an alphabet given in Python may hold
 any strings; text can mention only the identifier-shaped ones); ``_`` is the
 wildcard tag of ``atom(_, t)``. A ``;`` after the final query is allowed.
 
-Spans (:class:`~qre.ast.Span`) are 1-based; the end is exclusive (the column
+Spans (:class:`~qre.language.ast.Span`) are 1-based; the end is exclusive (the column
 just after the node's last character), as lark counts.
 
 A number where a query is expected (``avg(cur) > 3``, ``fill_with(q, -1)``;
-also ``inf``, ``-inf``, ``nan``) is the query ``const(c)`` of :mod:`qre.sugar`,
+also ``inf``, ``-inf``, ``nan``) is the query ``const(c)`` of :mod:`qre.language.sugar`,
 spanning the number; an ``init``, a duration and a term keep reading numbers as
 numbers. ``fold([i, …], (r, …) -> [u, …], (r, …) -> out)`` is a running fold
-(:class:`~qre.ast.RunningFold`) as a query and a window function inside
+(:class:`~qre.language.ast.RunningFold`) as a query and a window function inside
 ``aggregate``; ``fold`` is a keyword.
 
 Sugar: a call ``NAME(arg, …)`` whose name is not a construct is looked up in
@@ -150,13 +150,13 @@ class SugarArg:
 Sugar = Callable[[tuple[SugarArg, ...], Span], Query]
 """A macro: ``expand(args, span)`` returns the query a call stands for.
 
-A macro reports a bad argument by raising :class:`~qre.errors.QreSyntaxError`
+A macro reports a bad argument by raising :class:`~qre.language.errors.QreSyntaxError`
 with a message and the argument's ``span`` (no text), or ``ValueError`` (then
 reported at the call). Names in an expansion must be ``let``-bound, as usual."""
 
 SUGAR: dict[str, Sugar] = {}
 """Query-level functions expanded at parse time, by name (see :func:`sugar_macro`);
-holds the forms of :mod:`qre.sugar` (registered below :func:`sugar_macro`)."""
+holds the forms of :mod:`qre.language.sugar` (registered below :func:`sugar_macro`)."""
 
 
 def sugar_macro(name: str, fn: Callable[..., Query]) -> Sugar:
@@ -166,7 +166,7 @@ def sugar_macro(name: str, fn: Callable[..., Query]) -> Sugar:
     checked with errors at the offending argument.
 
     >>> from dt.terms import Cur
-    >>> from qre.ast import Iter, Atom, BuiltinOp
+    >>> from qre.language.ast import Iter, Atom, BuiltinOp
     >>> SUGAR["total"] = sugar_macro("total", lambda t: Iter(Atom("_", t), 0, BuiltinOp("+")))
     >>> parse("total(cur.x)").query == Iter(Atom("_", Cur("x")), 0, BuiltinOp("+"))
     True
@@ -219,9 +219,9 @@ SUGAR.update({name: sugar_macro(name, fn) for name, fn in SUGAR_FORMS.items()})
 
 
 def parse(text: str) -> Program:
-    """The :class:`~qre.ast.Program` of query ``text``; spans on every node.
+    """The :class:`~qre.language.ast.Program` of query ``text``; spans on every node.
 
-    >>> from qre.printer import to_text
+    >>> from qre.language.printer import to_text
     >>> to_text(parse("let s = iter(atom(a, cur), 0, +);  s>=fill(s)&&!prev(s<s) # big"))
     'let s = iter(atom(a, cur), 0, +);\\ns >= fill(s) && !prev(s < s)'
     """

@@ -1,11 +1,11 @@
 """The QRE-Past abstract syntax (seed 003, §5.3.1, Figure 26).
 
 Pipeline position: text → **AST** → typed AST → DT. The parser
-(:mod:`qre.parser`) and the combinator API (:mod:`qre.combinators`) build these
-nodes; the printer (:mod:`qre.printer`) writes them back as text that parses to
-an equal AST; the type checker (:mod:`qre.typing`) computes rates; the compiler
-(:mod:`qre.compiler`) turns them into DTs; the denotational interpreter
-(:mod:`qre.semantics`) is the oracle.
+(:mod:`qre.language.parser`) and the combinator API (:mod:`qre.language.combinators`) build these
+nodes; the printer (:mod:`qre.language.printer`) writes them back as text that parses to
+an equal AST; the type checker (:mod:`qre.language.typing`) computes rates; the compiler
+(:mod:`qre.language.compiler`) turns them into DTs; the denotational interpreter
+(:mod:`qre.language.semantics`) is the oracle.
 
 Nodes are frozen dataclasses. Every node has a ``span`` (where it came from in
 the query text, for error messages) that does not take part in equality, so a
@@ -383,7 +383,7 @@ class Since:
 
 
 WINDOW_FUNCTIONS = ("count", "sum", "min", "max", "avg", "var", "std", "first", "last")
-"""The builtin functions of a window aggregate (:mod:`qre.sugar` gives each as a fold)."""
+"""The builtin functions of a window aggregate (:mod:`qre.language.sugar` gives each as a fold)."""
 
 
 @dataclass(frozen=True, slots=True)

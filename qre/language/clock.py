@@ -18,7 +18,7 @@ which gives the same outputs. Without a horizon every tick is made.
 
 Durations are integers of a time unit (:data:`UNIT_NS` names them); a query
 keeps its durations in nanoseconds, and a run expresses them in δ, its
-resolution (:mod:`qre.times`: the time unit of integer times, a microsecond
+resolution (:mod:`qre.runtime.times`: the time unit of integer times, a microsecond
 for floats and datetimes). δ is also the granularity of output stamps: a tick
 at b stamps its output b − δ, the last instant of the window it closes (seed
 004, §2.1).

@@ -1,10 +1,10 @@
 """Rates and typing of QRE-Past (seed 003, §5.3.1, Figure 26).
 
 Pipeline position: AST → **typed AST** → DT. :func:`check` takes a parsed
-:class:`~qre.ast.Program` (or a bare query) and returns a :class:`Typed`:
+:class:`~qre.language.ast.Program` (or a bare query) and returns a :class:`Typed`:
 the query with every ``let`` name substituted, its alphabet, its kind and
 the rate of every base subquery. Anything that breaks a rule is a
-:class:`~qre.errors.QreTypeError` located at the offending construct.
+:class:`~qre.language.errors.QreTypeError` located at the offending construct.
 
 Kinds (Figure 26): *base* quantitative queries α (atom, eps, or, split, iter,
 combine, prefix_sum, and the running fold ``fold(...)``, rate Σ*), *top-level*
@@ -16,7 +16,7 @@ operators temporal ones.
 
 Rates (the regular expression L̄(α), the words on which α is defined or ⊤)
 follow the second column of Figure 26 and are decided with the automata of
-:mod:`qre.automata`. The restrictions:
+:mod:`qre.language.automata`. The restrictions:
 
 * ``combine(α1, …, αk, op)`` needs L̄(α1) = … = L̄(αk) (so that the parallel
   composition is output-synchronized and the result restartable);
@@ -25,7 +25,7 @@ follow the second column of Figure 26 and are decided with the automata of
 
 L(α) — where α is defined, not ⊤ — is not a function of the rates (it depends
 on ambiguity), so the last two rules are decided exactly on the compiled DT
-through its unit projection (:func:`qre.automata.dt_language`, Theorem 5.2).
+through its unit projection (:func:`qre.language.automata.dt_language`, Theorem 5.2).
 
 Also checked: tags are in the alphabet; atom terms read only ``cur``, eps
 terms and ``init`` nothing; a lambda has as many parameters as its construct
@@ -74,7 +74,7 @@ class Typed:
 def resolve(program: ast.Program) -> ast.Query:
     """The final query with every ``let`` name replaced by its (resolved) definition.
 
-    :func:`qre.semantics.resolve` does the same for the oracle on purpose: the
+    :func:`qre.language.semantics.resolve` does the same for the oracle on purpose: the
     oracle shares no code with the pipeline it checks.
     """
     env: dict[str, ast.Query] = {}

@@ -16,7 +16,7 @@ where ``status != 1``. With exactly one final state both arrays are 1-D
 (one entry per event); with any other number of final states they are 2-D,
 shape ``(n_events, n_final)``, columns in the order of ``dt.final``, named by
 ``Output.names`` (= :attr:`Monitor.outputs`: the names the user gave, e.g. the
-keys of ``qre({"mean": ..., "sd": ...})``). :mod:`qre.output` names the
+keys of ``qre({"mean": ..., "sd": ...})``). :mod:`qre.runtime.output` names the
 columns of a frame of outputs.
 
 Events. ``tags`` are strings, a pandas Categorical, or an integer array
@@ -26,7 +26,7 @@ of codes into ``m.alphabet`` (a numpy one is the fast path; a code outside
 every column must have one entry per tag, and columns the DT does not read
 are otherwise ignored. Any column may also be Arrow data — pyarrow arrays and
 tables, polars Series and DataFrames (records) —, converted at the boundary by
-:mod:`qre.columns`. Data are IEEE float64: NaN and ±inf are ordinary
+:mod:`qre.runtime.columns`. Data are IEEE float64: NaN and ±inf are ordinary
 defined values and flow through the terms (``nan + 1`` is NaN with status 1);
 only ⊥/⊤ come from the DT's structure. Nullable pandas and Arrow
 columns turn missing entries (``pd.NA``, nulls) into NaN; anything that is not a
@@ -76,9 +76,9 @@ from dt.model import DT
 from dt.terms import EventValue
 from dt.values import XValue, decode, encode
 
+from ..language.clock import Clock
+from ..language.derive import Derivation
 from . import columns
-from .clock import Clock
-from .derive import Derivation
 from .order import processing_order, sortable_times
 from .output import Output, check_output_names
 
@@ -248,7 +248,7 @@ class Monitor:
     @property
     def outputs(self) -> tuple[str, ...]:
         """The outputs' names, in order: the columns of a 2-D :class:`Output` and the
-        suffixes of ``status_NAME`` / ``value_NAME`` (:func:`qre.output.result_columns`)."""
+        suffixes of ``status_NAME`` / ``value_NAME`` (:func:`qre.runtime.output.result_columns`)."""
         return self.output_names or self._source_dt.final
 
     @cached_property
@@ -334,7 +334,7 @@ class Monitor:
         """One output per event, aligned with the input: see the module docstring.
 
         Events are processed in input order or, given ``times``, in time order, equal
-        times by :mod:`qre.order`'s rule (``tiebreak`` columns, the tag's text, the value
+        times by :mod:`qre.runtime.order`'s rule (``tiebreak`` columns, the tag's text, the value
         columns); the outputs stay aligned with the input rows either way."""
         return self.run_keys(None, tags, values, times=times, tiebreak=tiebreak,
                              engine=engine, unknown_tags=unknown_tags)
@@ -355,7 +355,7 @@ class Monitor:
         Row k belongs to the stream of ``keys[k]`` (any hashable values, e.g.
         a pandas Series; None: one stream); each key's events are processed in
         input order from the initial configuration — or, given ``times``, in time
-        order, ties by :mod:`qre.order`'s rule (``tiebreak``, tag, values) — and
+        order, ties by :mod:`qre.runtime.order`'s rule (``tiebreak``, tag, values) — and
         the outputs are aligned with the input rows: ``run_keys(keys, tags,
         values)[k]`` is the output of key ``keys[k]`` after reading its events up
         to and including row k.
@@ -422,7 +422,7 @@ class Monitor:
 
     def run_timed(self, times: Any, tags: Any, values: Any = None, **options: Any) -> Any:
         """Timed, keyed events in event-time order, with the clock's ticks: a pandas
-        DataFrame of emitted outputs (see :func:`qre.timed.run_timed`)."""
+        DataFrame of emitted outputs (see :func:`qre.runtime.timed.run_timed`)."""
         from .timed import run_timed
 
         return run_timed(self, times, tags, values, **options)
@@ -525,7 +525,7 @@ def tag_codes(tags: Any, alphabet: Sequence[str], *, skip_unknown: bool = False)
     Accepts strings (a list, tuple, numpy, pandas, Arrow or polars column), a
     pandas Categorical (or categorical Series), or an integer array of codes
     (numpy, pandas, Arrow, polars). Arrow data is converted by
-    :func:`qre.columns.column`. A missing tag (None, NaN, a null) is not a tag: an
+    :func:`qre.runtime.columns.column`. A missing tag (None, NaN, a null) is not a tag: an
     error naming its position, unless skipped.
     """
     if isinstance(tags, str | bytes):

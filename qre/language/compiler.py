@@ -1,7 +1,7 @@
 """Compilation of QRE-Past to data transducers (seed 003, §5.3.2).
 
 Pipeline position: typed AST → **DT**. Input: a query whose names are
-resolved and which passed :mod:`qre.typing` (kinds, arities, rates). Output:
+resolved and which passed :mod:`qre.language.typing` (kinds, arities, rates). Output:
 a DT with one initial and one final state; run it with any defined initial
 value (the monitor uses 0.0).
 
@@ -42,9 +42,9 @@ Top-level and temporal queries (no I needed):
 
 A window aggregate (a whole query) is the direct construction of
 :func:`dt.windows.window_aggregate` with the fold of its function
-(:func:`qre.sugar.window_fold`, or :func:`qre.patterns.window_pattern` for
+(:func:`qre.language.sugar.window_fold`, or :func:`qre.language.patterns.window_pattern` for
 ``matches(p)``); a pattern query is :func:`dt.windows.event_fold` of
-:func:`qre.patterns.event_pattern`.
+:func:`qre.language.patterns.event_pattern`.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Event times as a timed run reads them: whole numbers of δ, and back (issue 18, point 8).
 
 Pipeline position: timed events → **times** → order and clock ticks
-(:mod:`qre.timed`, :mod:`qre.clock`) → the DT → stamps in the input's type.
+(:mod:`qre.runtime.timed`, :mod:`qre.language.clock`) → the DT → stamps in the input's type.
 
 The rule. δ, the resolution a run computes in (the granularity of order,
 ticks and stamps), depends on the type of the times column, never on its
@@ -50,7 +50,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from .clock import UNIT_NS, format_duration
+from ..language.clock import UNIT_NS, format_duration
 
 __all__ = ["TimeScale", "event_times"]
 

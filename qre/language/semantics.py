@@ -2,9 +2,9 @@
 
 Seed 003, §5.3.2 describes each construct by its meaning on a data word and
 then by a DT construction. This module implements the *meaning only*, straight
-from the AST (:mod:`qre.ast`), following the contract of every construct
+from the AST (:mod:`qre.language.ast`), following the contract of every construct
 written in the project brief (``semantics.md``); it never builds a DT, so the
-compiler (:mod:`qre.compiler`) can be tested against it.
+compiler (:mod:`qre.language.compiler`) can be tested against it.
 
 A query maps every data word ``w`` (a list of ``(tag, value)``, the value a
 float or a record of named floats) to an extended value ``D̄ = ⊥ | float | ⊤``
@@ -94,7 +94,7 @@ Word = Sequence[tuple[str, EventValue]]
 def meaning(query: Query, word: Word, env: Mapping[str, Query] | None = None) -> XValue:
     """The value of ``query`` on the whole data word ``word`` (§5.3.2).
 
-    ``env`` maps let-names to queries for :class:`~qre.ast.Name` nodes (the
+    ``env`` maps let-names to queries for :class:`~qre.language.ast.Name` nodes (the
     bound queries may use each other, but not circularly).
 
     >>> from dt.terms import Cur
@@ -130,8 +130,8 @@ def run_program(program: Program, word: Word) -> list[XValue]:
 def apply_op(op: Op, args: Sequence[XValue]) -> XValue:
     """An operation of a query (``+``, ``min``, …, or a lambda) applied, lifted, to values.
 
-    A :class:`~qre.ast.BuiltinOp` is its :data:`dt.terms.OPS` entry; a
-    :class:`~qre.ast.Lambda` evaluates its body with each parameter bound to
+    A :class:`~qre.language.ast.BuiltinOp` is its :data:`dt.terms.OPS` entry; a
+    :class:`~qre.language.ast.Lambda` evaluates its body with each parameter bound to
     its argument.
     """
     if len(args) != op.arity:
@@ -146,11 +146,11 @@ def apply_op(op: Op, args: Sequence[XValue]) -> XValue:
 
 def resolve(query: Query, env: Mapping[str, Query] | None = None, *,
             closed: bool = False) -> Query:
-    """``query`` with every :class:`~qre.ast.Name` replaced by its bound query.
+    """``query`` with every :class:`~qre.language.ast.Name` replaced by its bound query.
 
     Names inside ``env``'s queries are resolved through ``env`` too (unless
     ``closed``: then ``env``'s queries are taken as already Name-free); a
-    circular binding or an unknown name is a :class:`~qre.errors.QreTypeError`.
+    circular binding or an unknown name is a :class:`~qre.language.errors.QreTypeError`.
     Every occurrence of a name becomes the *same* node object, so the
     evaluator's memo (keyed by node identity) shares its values.
     """

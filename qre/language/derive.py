@@ -54,7 +54,7 @@ class Derivation:
 
     @cached_property
     def _monitor(self) -> Any:
-        from .monitor import Monitor
+        from ..runtime.monitor import Monitor
 
         return Monitor.from_dt(self.predicates, optimize=False)
 

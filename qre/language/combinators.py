@@ -1,14 +1,14 @@
-"""Queries composed in Python: functions that build the AST of :mod:`qre.ast`.
+"""Queries composed in Python: functions that build the AST of :mod:`qre.language.ast`.
 
 Seed 003, §5.3.1 (Figure 26) and docs/API.md, "Query text". Every function
-here returns exactly the node that :func:`qre.parser.parse` builds for the
+here returns exactly the node that :func:`qre.language.parser.parse` builds for the
 corresponding text (spans aside), so a query may be written as text, in code,
 or both — ``qre.qre(...)`` takes either::
 
     >>> from qre import qre
-    >>> from qre import combinators as q
+    >>> from qre.language import combinators as q
     >>> spikes = q.iter_(q.atom("a", "cur > 10"), 0, "+")
-    >>> from qre.parser import parse
+    >>> from qre.language.parser import parse
     >>> spikes == parse("iter(atom(a, cur > 10), 0, +)").query
     True
     >>> qre(spikes, alphabet=["a", "b"]).run(["a", "a", "a"], [11.0, 50.0, 3.0]).value.tolist()
@@ -41,13 +41,13 @@ function                               text form
 ``lam(params, body)``                  ``(p1, …, pk) -> body``
 =====================================  ==============================================
 
-The sugar forms of :mod:`qre.sugar`, under their text names (a trailing ``_``
+The sugar forms of :mod:`qre.language.sugar`, under their text names (a trailing ``_``
 where the text name is a Python builtin): ``any_(t)`` is ``any(t)``,
 ``sum_(t)`` is ``sum(t)``, ``max_(t)``/``min_(t)`` are ``max(t)``/``min(t)``;
 ``any_word()``, ``const(c)``, ``count()``,
 ``avg(t)``, ``var(t)``, ``std(t)``, ``last(t)``, ``window(k, t, op)`` and
 ``avg_last(k, t)`` keep their names. Each returns the core expansion that the
-text form stands for (see :mod:`qre.sugar` for the table).
+text form stands for (see :mod:`qre.language.sugar` for the table).
 
 Arguments, as in the text:
 
@@ -58,23 +58,23 @@ Arguments, as in the text:
   read is checked where the text syntax checks it: an atom's term and a sugar
   term read only ``cur``/``cur.FIELD``, an eps term is constant, a lambda body
   reads its (unprimed) parameters and never ``cur``.
-* an *operation* ``op`` is an :class:`~qre.ast.BuiltinOp` or
-  :class:`~qre.ast.Lambda`, a builtin symbol (``"+"``, ``"*"``, ``"min"``,
+* an *operation* ``op`` is an :class:`~qre.language.ast.BuiltinOp` or
+  :class:`~qre.language.ast.Lambda`, a builtin symbol (``"+"``, ``"*"``, ``"min"``,
   ``"max"``, ``"fst"``, ``"snd"``), lambda text ``"(x, y) -> x + y"`` or
   ``lam(("x", "y"), "x + y")``. Whether a lambda has the arity its construct
-  needs is a typing matter (:mod:`qre.typing`), as in text.
+  needs is a typing matter (:mod:`qre.language.typing`), as in text.
 * ``init`` and ``c`` are numbers (``float("-inf")``, ``math.nan``, ``True``
   as 1 — text's ``-inf``, ``nan``, ``true``); ``k`` is a positive integer.
 * a *name* (``let``, ``ref``, lambda parameters) is an ASCII identifier that
-  is not a keyword (:data:`qre.parser.KEYWORDS`); a *tag* is such a name, or
+  is not a keyword (:data:`qre.language.parser.KEYWORDS`); a *tag* is such a name, or
   ``"_"`` (any tag) in ``atom``. So every query built here can also be written
-  as text: :func:`qre.printer.to_text` prints it.
+  as text: :func:`qre.language.printer.to_text` prints it.
 
 Arguments are checked when a function is called; a bad one raises
-:class:`~qre.errors.QreSyntaxError` (a ``ValueError``) that names the function
+:class:`~qre.language.errors.QreSyntaxError` (a ``ValueError``) that names the function
 and the argument — with line, column and a caret when TERM or lambda text does
 not parse. Typing rules (kinds, rates, arities, tags in the alphabet) are
-checked later by :func:`qre.typing.check`, i.e. by ``qre.qre``.
+checked later by :func:`qre.language.typing.check`, i.e. by ``qre.qre``.
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ def _query(value: object, where: str, role: str = "argument") -> ast.Query:
     if isinstance(value, ast.BuiltinOp | ast.Lambda):
         hint = "; an operation cannot stand here"
     elif isinstance(value, str):
-        hint = ("; query text is read by qre.parser.parse(text).query, a let-bound name "
+        hint = ("; query text is read by qre.language.parser.parse(text).query, a let-bound name "
                 "is ref(name)")
     elif isinstance(value, bool):
         hint = f"; for a constant query write const({int(value)})"
@@ -232,7 +232,7 @@ def _parse_term_text(text: str, where: str, start: int = 0) -> Term:
 
 
 def _forbidden(t: Term, position: str, params: Sequence[str]) -> str | None:
-    """Why ``t`` may not stand at ``position`` (as :mod:`qre.parser` rules), or None."""
+    """Why ``t`` may not stand at ``position`` (as :mod:`qre.language.parser` rules), or None."""
     variables = sorted(t.variables(), key=lambda v: (v.name, v.primed))
     if position in ("atom", "sugar"):
         if variables:
@@ -394,7 +394,7 @@ def fold(registers: Sequence[str], init: Sequence[float], update: Sequence[TermL
     every event sets them all to ``update`` (terms over the registers and cur, reading
     the registers before the event), the value is ``output`` (over the registers).
 
-    >>> from qre.printer import to_text
+    >>> from qre.language.printer import to_text
     >>> to_text(fold(["s", "n"], [0, 0], ["s + cur", "n + 1"], "s / n"))
     'fold([0, 0], (s, n) -> [s + cur, n + 1], (s, n) -> s / n)'
     """
@@ -596,7 +596,7 @@ def program(
     earlier ones, the final query any of them.
 
     >>> p = program(gt(ref("s"), const(3)), lets={"s": sum_("cur")}, alphabet=["a"])
-    >>> from qre.printer import to_text
+    >>> from qre.language.printer import to_text
     >>> print(to_text(p))
     alphabet a;
     let s = iter(atom(_, cur), 0, +);

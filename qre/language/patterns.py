@@ -1,6 +1,6 @@
 """CER patterns compiled to folds, then to DTs (issue 7, point 4).
 
-Pipeline position: typed AST (:class:`~qre.ast.Matches`) → :class:`dt.windows.Fold`
+Pipeline position: typed AST (:class:`~qre.language.ast.Matches`) → :class:`dt.windows.Fold`
 → DT (:func:`dt.windows.event_fold` per event, :func:`dt.windows.window_aggregate`
 per window).
 
@@ -52,12 +52,12 @@ a pattern does not mention costs copies only. Counts are floats: exact up to
 2^53 (``plus`` can make 2^n matches of n events).
 
 A ``within`` compares the time since the latest start with its duration in
-δ, the resolution of the run (:mod:`qre.times`): the DT reads the event time
+δ, the resolution of the run (:mod:`qre.runtime.times`): the DT reads the event time
 as the record field ``within_clock`` (:data:`CLOCK_FIELD`: whole δ, so the
 difference is exact — ``cur.time`` is in the user's unit, a float of seconds
 maybe, whose differences are not) and the duration as ``within_<nanoseconds>``
 (:func:`duration_field`), both supplied by the timed runtime
-(:mod:`qre.timed`), so one compiled monitor serves every time unit.
+(:mod:`qre.runtime.timed`), so one compiled monitor serves every time unit.
 """
 
 from __future__ import annotations
