@@ -183,7 +183,8 @@ def _changes(plan: Plan, rules: Rules, key: Any, rows: pd.DataFrame | None,
     stamps = np.array(gone, dtype=np.int64)
     cleared = frame_rows(plan, key, None, np.zeros((len(gone), 1), dtype=np.int8),
                          np.full((len(gone), 1), np.nan), False, tags=[TICK] * len(gone),
-                         times=_stamps(rules, stamps - rules.delta_us))
+                         times=_stamps(rules, stamps - rules.delta_us),
+                         starts=_starts(rules, stamps, np.ones(len(gone), dtype=bool)))
     cleared[TICK_US] = stamps
     return cleared if rows is None else concat_rows([rows[keep], cleared])
 
@@ -296,10 +297,23 @@ def _rows(plan: Plan, rules: Rules, key: Any, event: np.ndarray, step_us: np.nda
         tags[~tick] = [text(t) for t in original[event[~tick]]]
     rows = frame_rows(plan, key, events, status[keep].astype(np.int8).reshape(-1, 1),
                       value[keep].reshape(-1, 1), False, rows=event, tags=tags,
-                      times=_stamps(rules, np.where(tick, step_us - rules.delta_us, step_us)))
+                      times=_stamps(rules, np.where(tick, step_us - rules.delta_us, step_us)),
+                      starts=_starts(rules, step_us, tick))
     if boundaries:
         rows[TICK_US] = np.where(tick, step_us, -1)
     return rows
+
+
+def _starts(rules: Rules, boundary_us: np.ndarray, tick: np.ndarray) -> Any:
+    """A window aggregate's ``start`` column: the start of the window each tick at
+    ``boundary_us`` closes, missing at an event's row, in the time column's type (a
+    nullable column: NaT, NaN or NA where missing); None for other monitors."""
+    if rules.clock is None or rules.clock.window_ns is None:
+        return None
+    start = pd.Series(_stamps(rules, boundary_us - rules.clock.window_ns // 1000))
+    if rules.time_kind == "integral":
+        start = start.astype("Int64")
+    return start.where(pd.Series(tick), None if rules.time_kind == "integral" else np.nan)
 
 
 def _stamps(rules: Rules, stamp_us: np.ndarray) -> Any:

@@ -66,6 +66,7 @@ from qre.runtime.monitor import Monitor
 from . import clocked
 from .plan import (
     LATE,
+    START,
     Plan,
     concat_rows,
     event_data,
@@ -330,4 +331,5 @@ def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd
 
 
 def _no_rows(plan: Plan) -> pd.DataFrame:
-    return pd.DataFrame(columns=[*plan.shown, *plan.result_columns, plan.added(LATE)])
+    start = [plan.added(START)] if plan.windows else []
+    return pd.DataFrame(columns=[*plan.shown, *start, *plan.result_columns, plan.added(LATE)])

@@ -32,8 +32,8 @@ from qre.runtime.monitor import Monitor
 from qre.runtime.output import check_no_collision, result_columns
 from qre.runtime.timed import is_timed, needed_fields
 
-__all__ = ["LATE", "Plan", "concat_rows", "frame_rows", "make_plan", "monitor_fingerprint",
-           "nan_for_null", "spark_frame", "worker_monitor"]
+__all__ = ["LATE", "START", "Plan", "concat_rows", "frame_rows", "make_plan",
+           "monitor_fingerprint", "nan_for_null", "spark_frame", "worker_monitor"]
 
 
 def monitor_fingerprint(m: Monitor) -> str:
@@ -111,6 +111,11 @@ class Plan:
     def added(self, name: str) -> str:
         """The name of another column the monitor adds (``late``, ``start``): prefixed."""
         return f"{self.prefix}{name}"
+
+    @property
+    def windows(self) -> bool:
+        """The monitor is a window aggregate: its rows carry their window's ``start``."""
+        return self.clock is not None and self.clock.window_ns is not None
 
 
 def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: str,
@@ -198,11 +203,13 @@ def _session_time_zone(df: Any) -> str:
 
 def output_fields(schema: Any, plan: Plan) -> list[Any]:
     """The output columns: the shown input columns as in the input (the tag as a string),
-    then the results."""
+    a window aggregate's ``start`` (the time column's type), then the results."""
     from pyspark.sql.types import ByteType, DoubleType, StringType, StructField
 
     fields = [StructField(c, StringType() if c == plan.tag else schema[c].dataType, True)
               for c in plan.shown]
+    if plan.windows:
+        fields.append(StructField(plan.added(START), schema[plan.time].dataType, True))
     for status, value in plan.result_pairs:
         fields += [StructField(status, ByteType(), False), StructField(value, DoubleType(), True)]
     return fields
@@ -220,12 +227,16 @@ def nan_for_null(frame: Any, plan: Plan) -> Any:
 LATE = "late"
 """The stream's output column flagging late events (prefixed: ``Plan.added``)."""
 
+START = "start"
+"""The output column of a window's start (prefixed: ``Plan.added``)."""
+
 
 def frame_rows(plan: Plan, key: Any, events: pd.DataFrame | None, status: np.ndarray,
                value: np.ndarray, late: bool | np.ndarray, *, rows: np.ndarray | None = None,
-               tags: Any = None, times: Any = None) -> pd.DataFrame:
-    """Output rows: the shown input columns, the results (``status`` and ``value``: one
-    column per output) and, for a stream, the late flag (``late`` None: no such column).
+               tags: Any = None, times: Any = None, starts: Any = None) -> pd.DataFrame:
+    """Output rows: the shown input columns, a window aggregate's start (``starts``;
+    None: missing, an event's row), the results (``status`` and ``value``: one column per
+    output) and, for a stream, the late flag (``late`` None: no such column).
 
     Row i shows ``events`` row ``rows[i]`` (default: row i; −1 or no ``events``: nulls,
     a clock tick's row); ``tags`` and ``times`` replace the tag and time columns. Built
@@ -252,6 +263,8 @@ def frame_rows(plan: Plan, key: Any, events: pd.DataFrame | None, status: np.nda
             cells = source[c].to_numpy()
             columns[c] = cells if missing is None or not missing.any() else np.where(
                 missing, None, cells.astype(object))
+    if plan.windows:
+        columns[plan.added(START)] = [None] * n if starts is None else starts
     for j, (s, v) in enumerate(plan.result_pairs):
         columns[s], columns[v] = status[:, j], value[:, j]
     if late is not None:

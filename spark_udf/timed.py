@@ -29,7 +29,16 @@ import pandas as pd
 from qre.language.clock import UNIT_NS
 from qre.runtime.monitor import Monitor
 
-from .plan import Plan, event_data, make_plan, output_fields, spark_frame, text, worker_monitor
+from .plan import (
+    START,
+    Plan,
+    event_data,
+    make_plan,
+    output_fields,
+    spark_frame,
+    text,
+    worker_monitor,
+)
 
 __all__ = ["monitor_timed"]
 
@@ -52,7 +61,7 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     :func:`qre.runtime.timed.run_timed`. Raises ValueError at once for a missing column,
     a name collision or value columns that do not fit the query.
     """
-    from pyspark.sql.types import ByteType, DoubleType, StructField, StructType
+    from pyspark.sql.types import StructType
 
     if time_unit not in UNIT_NS:
         raise ValueError(f"monitor_timed: time_unit must be one of {', '.join(UNIT_NS)}")
@@ -60,18 +69,13 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     windows = monitor.clock is not None and monitor.clock.window_ns is not None
     plan = make_plan("monitor_timed", df, monitor, key, time, tag, value, tiebreak, engine,
                      unknown_tags, timed=True, keep=keep, prefix=prefix,
-                     added=["start"] if windows else [])
+                     added=[START] if windows else [])
     if len(plan.outputs) != 1:
         raise ValueError(f"monitor_timed needs a monitor with one output, this one has "
                          f"{len(plan.outputs)}")
     options = (("time_unit", time_unit), ("dedup", dedup), ("engine", engine),
                ("unknown_tags", unknown_tags), ("undefined", undefined))
-    (status, value_name), = plan.result_pairs
-    start = [StructField(plan.added("start"), df.schema[time].dataType, True)] if windows else []
-    schema = StructType([*(f for f in output_fields(df.schema, plan)
-                           if f.name not in (status, value_name)), *start,
-                         StructField(status, ByteType(), False),
-                         StructField(value_name, DoubleType(), True)])
+    schema = StructType(output_fields(df.schema, plan))
     events = df.select(*plan.columns).repartition(key)
 
     def run_partition(batches: Iterator[Any]) -> Iterator[Any]:

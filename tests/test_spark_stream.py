@@ -341,5 +341,5 @@ def test_a_late_event_updates_a_window_already_emitted(spark, tmp_path) -> None:
     got = run(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out",
               watermark="0 seconds", lateness="5 seconds")
     got = got[got["k"] == 1]
-    rows = list(zip(got["t"], got["value"], got[LATE], strict=True))
-    assert sorted(rows) == [(1, 1.0, False), (1, 5.0, False), (3, 2.0, False)]
+    rows = list(zip(got["t"], got["start"], got["value"], got[LATE], strict=True))
+    assert sorted(rows) == [(1, 0, 1.0, False), (1, 0, 5.0, False), (3, 2, 2.0, False)]

@@ -45,9 +45,18 @@ def test_stream_rows_are_run_timed_on_the_events_in_time(text, batches, delay):
     rows, behind = simulate(m, batches, rules(m), delay, states=states)
     late = rows[rows[LATE]]
     assert len(late) == len(behind) and (late["status"] == 0).all()
-    assert canonical(rows[~rows[LATE]]) == canonical(on_time_rows(m, batches, rows))
+    want = on_time_rows(m, batches, rows)
+    assert canonical(rows[~rows[LATE]]) == canonical(want)
     if m.clock is not None:  # every window closed at the final flush: no state is kept
         assert not states
+    if m.clock is not None and m.clock.window_ns is not None:  # each window's start too
+        def starts(frame: pd.DataFrame) -> list[tuple]:
+            ticks = frame[frame["tag"] == "tick"]
+            return sorted(zip(ticks["k"].astype(int), ticks["t"].astype(int),
+                              ticks["start"].astype(int), strict=True))
+
+        assert starts(rows[~rows[LATE]]) == starts(want)
+        assert rows.loc[rows[LATE], "start"].isna().all()
 
 
 @settings(max_examples=30)
