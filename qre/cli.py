@@ -69,6 +69,7 @@ import dataclasses
 import json
 import logging
 import math
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -866,6 +867,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         with configure_logging(args.verbose):
             return int(args.handler(args))
+    except BrokenPipeError:
+        # The reader went away (``qre run ... | head``): nothing is wrong with the input,
+        # so no message; stdout goes to devnull so that Python's exit flush stays quiet.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return EXIT_ERROR
     except QreError as e:
         # A query error keeps its located message: line, column and caret.
         print(f"qre: {e}", file=sys.stderr)

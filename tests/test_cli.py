@@ -885,6 +885,21 @@ def test_run_help_has_an_example_per_option(capsys):
 # --------------------------------------------------------------------------- installed script
 
 
+def test_a_reader_that_went_away_is_no_error(tmp_path):
+    """``qre run ... | head -1``: once the reader has gone, writing ends the command
+    without a message (the read end is closed before qre writes: pipes here can hold
+    a whole small output, so a reader that stops after a line would not be seen)."""
+    path = write_csv(tmp_path / "e.csv", "tag,v\na,1\na,2\n")
+    done = subprocess.Popen([sys.executable, "-m", "qre", "run", "alphabet a; sum(cur)",
+                             "--input", str(path), "--value", "v"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, cwd=ROOT)
+    assert done.stdout is not None and done.stderr is not None
+    done.stdout.close()
+    err = done.stderr.read().decode()
+    done.wait(timeout=120)
+    assert err == "" and done.returncode == 2
+
+
 def test_console_script_help():
     script = Path(sys.executable).with_name("qre")
     cmd = [str(script)] if script.exists() else [sys.executable, "-m", "qre.cli"]
