@@ -22,8 +22,10 @@ writes that interpreter's work out for one query, with the schedule of
   ``_lift`` and ``_join``); a value is kept with ``_pick`` only where its status
   is 1 and is exactly ``np.nan`` elsewhere;
 * terms become expressions with exactly the IEEE semantics of the table kernel
-  (``error_model="numpy"``; ``%``, ``min``, ``max`` call its jitted helpers, the
-  others the same numpy functions, comparisons ``_b``);
+  (``error_model="numpy"``; ``%``, ``min``, ``max`` call its jitted helpers, ``pow``
+  its intrinsic ``_pow`` — the C library's ``pow`` even where the exponent is a
+  literal, which LLVM would otherwise rewrite —, the others the same numpy
+  functions, comparisons ``_b``);
 * what is known at generation time is resolved then: constants are literals
   (NaN, ±inf and -0.0 spelled exactly), a primed source that the label never
   writes is ⊥ (the transition is dropped), a copy ``q' := p`` is a plain
@@ -144,7 +146,7 @@ _TEMPLATES: dict[str, str] = {
     "sqrt": "np.sqrt({a})",
     "exp": "np.exp({a})",
     "log": "np.log({a})",
-    "pow": "np.power({a}, {b})",
+    "pow": "_pow({a}, {b})",
     "floor": "np.floor({a})",
     "ceil": "np.ceil({a})",
     "if": "_pick({a} != 0.0, {b}, {c})",
@@ -540,7 +542,7 @@ def emit(tables: Tables, *, states: Sequence[str] | None = None,
         "import numpy as np",
         "",
         "from codegen.kernels import (_b, _fmax, _fmin, _get, _get2, _join, _lift, _mod, _pick,",
-        "                             _put, _put2)",
+        "                             _pow, _put, _put2)",
         "",
         '_JIT = {"nopython": True, "cache": True, "error_model": "numpy"}',
         f"N_STATES = {tables.n_states}",

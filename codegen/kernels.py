@@ -21,8 +21,8 @@ Public API:
   ``"codegen"`` engine (:class:`codegen.generated.CodegenEngine`);
   :class:`TableEngine` — that API over this kernel;
 * :func:`chunk_bounds` / :func:`default_chunks` — the parallel split of keys (both engines);
-  helpers of the generated kernels: ``_b``, ``_mod``, ``_fmin``, ``_fmax`` (terms, shared
-  with this kernel) and the intrinsics ``_pick``, ``_lift``, ``_join`` and the element access
+  helpers of the generated kernels: ``_b``, ``_mod``, ``_fmin``, ``_fmax``, ``_pow`` (terms,
+  shared with this kernel) and the intrinsics ``_pick``, ``_lift``, ``_join`` and the element access
   ``_get``/``_put``/``_get2``/``_put2``;
 * :func:`table_initial` / :func:`table_evaluate` / :func:`engine_evaluate` — mirrors of
   :func:`dt.reference.initial_config` / :func:`dt.reference.evaluate` (for tests).
@@ -33,10 +33,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 
+import llvmlite.binding as llvm
 import numba
 import numpy as np
 from llvmlite import ir
-from numba.core import types
+from numba.core import cgutils, types
 from numba.extending import intrinsic
 
 from dt.errors import EvaluationError
@@ -104,6 +105,52 @@ def _fmax(a: float, b: float) -> float:
     if math.isnan(a) or math.isnan(b):
         return a + b
     return a if a > b else b
+
+
+_POW_SYMBOL = "qre_c_pow"
+"""The C library's ``pow`` under a name LLVM does not know (see :func:`_pow`)."""
+
+
+def _register_pow() -> None:
+    """Make :data:`_POW_SYMBOL` the address the JIT links for C's ``pow`` (the function
+    Python's ``math.pow`` calls too). Registered at import, before any kernel — compiled
+    or loaded from Numba's disk cache — is linked."""
+    address = llvm.address_of_symbol("pow")
+    if not address:  # pragma: no cover - every C library has pow
+        raise ImportError("codegen.kernels: the C library's pow is not loaded in this process")
+    llvm.add_symbol(_POW_SYMBOL, address)
+
+
+_register_pow()
+
+
+@intrinsic
+def _pow(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """C's ``pow(a, b)``, the C library's, as :data:`dt.terms.OPS` defines ``pow``.
+
+    Called under a name of its own, not as LLVM's ``llvm.pow`` or ``pow``: LLVM rewrites
+    a ``pow`` whose exponent it knows — ``pow(x, 0.5)`` into ``sqrt``, ``pow(x, 2)`` into
+    ``x * x``, ``pow(x, -1)`` into ``1 / x`` — and the library does not round those alike
+    (about one case in a thousand), so a generated kernel, whose constants are literals,
+    would differ from this kernel, whose constants are read at run time. Same cost: both
+    are one call of the library's function (``readnone``, as ``llvm.pow``: LLVM may still
+    move or share it).
+    """
+    if not (isinstance(a, types.Float) and isinstance(b, types.Float)):
+        return None
+
+    def codegen(context, builder, signature, args):  # type: ignore[no-untyped-def]
+        double = ir.DoubleType()
+        fn = cgutils.get_or_insert_function(builder.module,
+                                            ir.FunctionType(double, [double, double]),
+                                            _POW_SYMBOL)
+        fn.attributes.add("nounwind")
+        fn.attributes.add("readnone")
+        x, y = (context.cast(builder, v, t, types.float64)
+                for v, t in zip(args, signature.args, strict=True))
+        return builder.call(fn, [x, y])
+
+    return types.float64(a, b), codegen
 
 
 @intrinsic
@@ -269,7 +316,7 @@ def _binary(op: int, a: float, b: float) -> float:
     if op == _MAX:
         return _fmax(a, b)
     if op == _POW:
-        return np.power(a, b)
+        return _pow(a, b)
     if op == _FST:
         return a
     return b  # _SND

@@ -15,12 +15,21 @@ Node classes (immutable, hashable, plain data so codegen can flatten them):
 ``str(term)`` prints the TERM syntax of docs/API.md with minimal
 parentheses; :func:`parse_term` reads it back, and ``parse_term(str(t)) == t``.
 
-Arithmetic follows numpy float64 (IEEE 754) semantics and never raises:
+Arithmetic follows IEEE 754 float64 semantics and never raises:
 ``x/0 = ±inf``, ``0/0 = nan``, ``x % 0 = nan``, ``%`` is floored (``np.mod``:
 the result has the divisor's sign), ``sqrt(-1) = nan``, ``log(0) = -inf``,
 ``exp(1000) = inf``, ``pow(-8, 1/3) = nan``; ``min``/``max`` propagate NaN.
 Comparisons return 1.0/0.0 (any comparison with NaN is 0, except ``!=``).
 Boolean connectives and ``if`` treat any non-zero value, NaN included, as true.
+
+``exp``, ``log`` and ``pow`` are the C library's (C99 Annex F: ``pow(-inf, 0.5) =
+inf``, ``pow(-0.0, 0.5) = 0.0``), the functions the compiled kernels call
+(:mod:`codegen.kernels`), so that every engine and the optimizer's constant folding
+compute the same bits. IEEE 754 does not fix their rounding, and other
+implementations differ in the last bit: numpy's own SIMD ``exp``/``log``/``power``
+(AVX-512 machines) in a few percent of the cases, numpy's scalar ``power`` takes
+``sqrt`` for an exponent of 0.5 (``-0.0`` and NaN above), LLVM rewrites ``pow`` with
+a constant exponent — none of them may compute a term.
 """
 
 from __future__ import annotations
@@ -81,6 +90,7 @@ def _mod(a: float, b: float) -> float:
 
 
 def _np1(fn: Callable[[np.float64], np.float64]) -> Callable[[float], float]:
+    """An exactly specified numpy operation (floor, ceil) on one float, warnings off."""
     def apply(a: float) -> float:
         with np.errstate(all="ignore"):
             return float(fn(np.float64(a)))
@@ -89,9 +99,50 @@ def _np1(fn: Callable[[np.float64], np.float64]) -> Callable[[float], float]:
     return apply
 
 
+# The C library's functions, through Python's math module (which calls them for finite
+# operands and treats the special ones by the same C99 Annex F), with the results that C
+# returns where math raises instead: a NaN for a domain error, ±inf for a pole or an overflow.
+
+
+def _odd_integer(y: float) -> bool:
+    """``y`` is an odd integer (as C99 F.9.4.4 asks of a power's exponent)."""
+    return math.fmod(abs(y), 2.0) == 1.0
+
+
 def _pow(a: float, b: float) -> float:
-    with np.errstate(all="ignore"):
-        return float(np.power(np.float64(a), np.float64(b)))
+    """C99 ``pow`` (F.9.4.4), as the C library rounds it."""
+    try:
+        return math.pow(a, b)
+    except ValueError:  # ±0 to a negative power (a pole), or a negative base to a non-integer
+        if a == 0.0:
+            return math.copysign(math.inf, a) if _odd_integer(b) else math.inf
+        return math.nan
+    except OverflowError:  # |a^b| beyond the largest float: its sign is the base's if b is odd
+        return -math.inf if a < 0.0 and _odd_integer(b) else math.inf
+
+
+def _exp(a: float) -> float:
+    """C99 ``exp`` (F.9.3.1)."""
+    try:
+        return math.exp(a)
+    except OverflowError:
+        return math.inf
+
+
+def _log(a: float) -> float:
+    """C99 ``log`` (F.9.3.7): ``log(±0) = -inf``, ``log(x < 0) = nan``."""
+    try:
+        return math.log(a)
+    except ValueError:
+        return -math.inf if a == 0.0 else math.nan
+
+
+def _sqrt(a: float) -> float:
+    """IEEE 754 ``squareRoot`` (exactly rounded everywhere): ``sqrt(-0.0) = -0.0``."""
+    try:
+        return math.sqrt(a)
+    except ValueError:
+        return math.nan
 
 
 def _min(a: float, b: float) -> float:
@@ -147,9 +198,9 @@ OPS: dict[str, OpSpec] = {
         OpSpec("min", 2, _min, "call", "min", _ATOM),
         OpSpec("max", 2, _max, "call", "max", _ATOM),
         OpSpec("abs", 1, abs, "call", "abs", _ATOM),
-        OpSpec("sqrt", 1, _np1(np.sqrt), "call", "sqrt", _ATOM),
-        OpSpec("exp", 1, _np1(np.exp), "call", "exp", _ATOM),
-        OpSpec("log", 1, _np1(np.log), "call", "log", _ATOM),
+        OpSpec("sqrt", 1, _sqrt, "call", "sqrt", _ATOM),
+        OpSpec("exp", 1, _exp, "call", "exp", _ATOM),
+        OpSpec("log", 1, _log, "call", "log", _ATOM),
         OpSpec("pow", 2, _pow, "call", "pow", _ATOM),
         OpSpec("floor", 1, _np1(np.floor), "call", "floor", _ATOM),
         OpSpec("ceil", 1, _np1(np.ceil), "call", "ceil", _ATOM),

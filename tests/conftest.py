@@ -38,3 +38,13 @@ def spark():  # type: ignore[no-untyped-def]
 
     return local_session("qre-tests", master="local[2]",
                          config={"spark.sql.execution.arrow.maxRecordsPerBatch": "3"})
+
+
+@pytest.fixture(scope="module")
+def codegen_cache(tmp_path_factory):  # type: ignore[no-untyped-def]
+    """A fresh codegen module cache (``QRE_CACHE_DIR``) for one test module: its kernels
+    compile there, not in the user's cache."""
+    path = tmp_path_factory.mktemp("codegen-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("QRE_CACHE_DIR", str(path))
+        yield path

@@ -51,12 +51,9 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module", autouse=True)
-def cache_dir(tmp_path_factory):
+def cache_dir(codegen_cache):
     """A fresh module cache for this test module (``QRE_CACHE_DIR``)."""
-    path = tmp_path_factory.mktemp("codegen-cache")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("QRE_CACHE_DIR", str(path))
-        yield path
+    return codegen_cache
 
 
 def encode_word(dt, word):
