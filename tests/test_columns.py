@@ -216,3 +216,58 @@ def test_the_library_never_imports_polars():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=300, check=False, cwd=ROOT)
     assert done.returncode == 0, done.stderr
+
+
+# --------------------------------------------------------------------------- masked arrays
+
+HIDDEN = [100.0, 30.0, 7.0, 5.0, 2.5]
+"""The data under a mask: 7.0 is masked (the null of PLAIN), so no engine may read it."""
+MASK = [False, False, True, False, False]
+
+
+@pytest.mark.parametrize("engine", ["reference", "table", "codegen"])
+def test_masked_values_are_nulls_on_every_engine(engine, codegen_cache):
+    """A masked entry is a null: NaN, as pandas' NA and Arrow's null are (issue 19, point 6)."""
+    masked = np.ma.MaskedArray(HIDDEN, mask=MASK)
+    want = BALANCE.run(TAGS, PLAIN, engine="reference")
+    for got in (BALANCE.run(TAGS, masked, engine=engine),
+                BALANCE.run_keys(["u"] * 5, TAGS, masked, engine=engine),
+                BALANCE.session(engine=engine).feed(TAGS, masked)):
+        np.testing.assert_array_equal(got.status, want.status)
+        np.testing.assert_array_equal(got.value, want.value)
+    x = np.ma.MaskedArray([1.0, 2.0, 3.0, 4.0, 5.0], mask=[True] + [False] * 4)
+    y = np.ma.MaskedArray(np.arange(5, dtype=np.int64), mask=[False, True, False, False, False])
+    got = RECORDS.run(TAGS, {"x": x, "y": y}, engine=engine)
+    plain = RECORDS.run(TAGS, {"x": [math.nan, 2.0, 3.0, 4.0, 5.0],
+                               "y": [0.0, math.nan, 2.0, 3.0, 4.0]}, engine="reference")
+    np.testing.assert_array_equal(got.value, plain.value)
+
+
+def test_masked_tags_times_and_keys_are_missing():
+    tags = np.ma.MaskedArray(["deposit", "withdraw", "deposit"], mask=[False, True, False])
+    codes = np.ma.MaskedArray([0, 1, 0], mask=[False, True, False])
+    for column_of_tags in (tags, codes):
+        with pytest.raises(ValueError, match=r"missing tag at position 1"):
+            BALANCE.run(column_of_tags, [1.0, 2.0, 3.0])
+        assert BALANCE.run(column_of_tags, [1.0, 2.0, 3.0],
+                           unknown_tags="skip").value.tolist() == [1.0, 1.0, 4.0]
+    with pytest.raises(ValueError, match="row 1 of times: the event time is missing"):
+        WINDOW.run_timed(np.ma.MaskedArray([0, 1, 2], mask=[False, True, False]), ["a"] * 3,
+                         {"x": [1.0, 2.0, 3.0]})
+    keys = np.ma.MaskedArray([7, 8, 7, 8, 9], mask=[False, False, False, True, True])
+    got = BALANCE.run_keys(keys, TAGS, PLAIN)
+    want = BALANCE.run_keys([7, 8, 7, None, None], TAGS, PLAIN)
+    np.testing.assert_array_equal(got.value, want.value)
+    # Masked tie-breakers are missing: they sort last, as None does.
+    ties = np.ma.MaskedArray([2.0, 1.0, 0.0], mask=[False, False, True])
+    times = [0, 0, 0]
+    got = BALANCE.run(["deposit"] * 3, [1.0, 2.0, 4.0], times=times, tiebreak=ties)
+    want = BALANCE.run(["deposit"] * 3, [1.0, 2.0, 4.0], times=times,
+                       tiebreak=[2.0, 1.0, None])
+    np.testing.assert_array_equal(got.value, want.value)
+
+
+def test_unmasked_arrays_are_their_data():
+    data = np.ma.MaskedArray([1.0, 2.0])
+    assert type(column(data, "values")) is np.ndarray
+    np.testing.assert_array_equal(column(data, "values"), [1.0, 2.0])

@@ -30,6 +30,12 @@ struct, Table, RecordBatch       records (:func:`values` only): a dict of    (pe
                                  the columns, each converted as above
 ===============================  ==========================================  =================
 
+numpy masked arrays (``np.ma``) are converted too: a masked entry is a null — NaN
+in a float column, pandas' nullable ``Int64``… / ``boolean`` for integers and
+booleans, ``NaT`` for datetimes, ``None`` otherwise — and an array with nothing
+masked is its data. (Their data under the mask is not a value: read as it is by
+a kernel and as NaN by Python, it would make the engines disagree.)
+
 What the roles then make of a null (the runtime's rules, unchanged): a
 missing tag is an error naming its position unless unknown tags are skipped
 (:func:`qre.runtime.monitor.tag_codes`); a missing value is NaN, as pandas' ``NA``
@@ -59,8 +65,10 @@ _NATIVE = (np.ndarray, pd.Series, pd.Index, pd.DataFrame, pd.api.extensions.Exte
 
 
 def column(data: Any, what: str) -> Any:
-    """One column (``what`` names it in errors: "tags", "keys", "times"): Arrow data as
-    numpy / pandas (module docstring), anything else as it is."""
+    """One column (``what`` names it in errors: "tags", "keys", "times"): Arrow data and
+    masked arrays as numpy / pandas (module docstring), anything else as it is."""
+    if isinstance(data, np.ma.MaskedArray):
+        return _unmasked(data)
     arrow = _arrow(data)
     if arrow is None:
         return data
@@ -75,9 +83,12 @@ def values(data: Any) -> Any:
     (each converted), an Arrow table or struct column (a dict of its converted columns);
     a pandas DataFrame or anything else as it is."""
     if isinstance(data, Mapping) and not isinstance(data, pd.DataFrame):
-        if any(_arrow(c) is not None for c in data.values()):
+        if any(_arrow(c) is not None or isinstance(c, np.ma.MaskedArray)
+               for c in data.values()):
             return {name: column(c, f"column {name!r}") for name, c in data.items()}
         return data
+    if isinstance(data, np.ma.MaskedArray):
+        return _unmasked(data)
     arrow = _arrow(data)
     if arrow is None:
         return data
@@ -91,6 +102,27 @@ def is_null(x: Any) -> bool:
     return x is None or x is pd.NA or x is pd.NaT or (
         isinstance(x, float | np.floating) and math.isnan(x)) or (
         isinstance(x, np.datetime64 | np.timedelta64) and np.isnat(x))
+
+
+# --------------------------------------------------------------------------- numpy masks
+
+
+def _unmasked(data: np.ma.MaskedArray) -> Any:
+    """A masked array as a column whose masked entries are nulls (module docstring)."""
+    mask = np.ma.getmaskarray(data)
+    raw = np.ma.getdata(data)
+    if not mask.any():
+        return raw
+    kind = raw.dtype.kind
+    if kind == "f":
+        return np.where(mask, np.nan, raw)
+    if kind in "iu":
+        return pd.arrays.IntegerArray(raw, mask)
+    if kind == "b":
+        return pd.arrays.BooleanArray(raw, mask)
+    if kind in "mM":
+        return np.where(mask, np.array("NaT", dtype=raw.dtype), raw)
+    return np.where(mask, None, raw.astype(object))
 
 
 # --------------------------------------------------------------------------- Arrow
