@@ -61,6 +61,7 @@ from .plan import (
     output_fields,
     plain,
     spark_frame,
+    spark_sort_columns,
     take_rows,
     text,
     time_ordered,
@@ -97,7 +98,6 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     query reads; data errors (a null time, an unknown tag) fail the job with a
     message naming the key and the column.
     """
-    from pyspark.sql import functions as F
     from pyspark.sql.types import StructType
 
     if method not in METHODS:
@@ -112,8 +112,8 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
             return _run_group(pdf, plan)
 
         return nan_for_null(events.groupBy(key).applyInPandas(run_group, schema), plan)
-    order = [F.col(c).asc_nulls_last() for c in (key, *plan.order)]
-    ordered = events.repartition(key).sortWithinPartitions(*order)
+    ordered = events.repartition(key).sortWithinPartitions(
+        *spark_sort_columns(plan, events.schema))
 
     def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
         return _run_partition(batches, plan, schema)

@@ -62,6 +62,7 @@ import pandas as pd
 
 from qre.language.clock import Clock
 from qre.runtime.monitor import Monitor
+from qre.runtime.order import zero_rank
 
 from . import clocked
 from .plan import (
@@ -265,8 +266,10 @@ def _order_values(frame: pd.DataFrame, plan: Plan, i: int) -> tuple[Any, ...]:
 
 
 def _sort_key(values: tuple[Any, ...]) -> tuple[Any, ...]:
-    """A tuple comparing as :func:`time_ordered` sorts: each value ascending, NA last."""
-    return tuple((True, 0) if pd.isna(v) else (False, v) for v in values)
+    """A tuple comparing as :func:`time_ordered` sorts: each value ascending, NA last; after
+    the time (the first value), ``-0.0`` before ``0.0`` (:func:`qre.runtime.order.zero_rank`)."""
+    return tuple((True, 0, 0) if pd.isna(v) else (False, v, zero_rank(v) if k else 0)
+                 for k, v in enumerate(values))
 
 
 def _late_prefix(ready: pd.DataFrame, plan: Plan, last: tuple[Any, ...] | None) -> int:

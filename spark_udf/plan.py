@@ -29,6 +29,7 @@ from qre.language.clock import Clock
 from qre.language.derive import Derivation
 from qre.runtime.frames import value_columns_problem
 from qre.runtime.monitor import Monitor
+from qre.runtime.order import float_order
 from qre.runtime.output import check_no_collision, result_columns
 from qre.runtime.timed import is_timed, needed_fields
 
@@ -310,9 +311,11 @@ def time_ordered(events: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     Stable, so rows equal in all these columns keep their input order: the
     order of ``sort_values(plan.order, kind="mergesort", na_position="last")``,
     computed as one ``np.lexsort`` — of numeric and datetime columns as they
-    are (numpy sorts NaN and NaT last), of other columns by their sorted factor
-    codes (NA last) — which costs a third of pandas' multi-column sort on a
-    key's few rows (monitor_stream sorts once per key and micro-batch).
+    are (numpy sorts NaN and NaT last), of float tie-breakers and values by
+    :func:`qre.runtime.order.float_order` (``-0.0`` before ``0.0``), of other
+    columns by their sorted factor codes (NA last) — which costs a third of
+    pandas' multi-column sort on a key's few rows (monitor_stream sorts once per
+    key and micro-batch).
 
     >>> plan = Plan("", ("a", "b"), "k", "t", "tag", ("v",), (), True, (), "table", "error")
     >>> frame = pd.DataFrame({"t": [2, 1, 1, 1], "tag": ["a", "b", "a", "a"],
@@ -325,12 +328,36 @@ def time_ordered(events: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     keys = []
     for column in reversed(plan.order):  # np.lexsort sorts by its last key first
         values = events[column].to_numpy()
-        if values.dtype.kind in "biufmM":
+        if values.dtype.kind == "f" and column != plan.time:
+            keys.append(float_order(values))  # -0.0 before 0.0, as spark_sort_columns
+        elif values.dtype.kind in "biufmM":
             keys.append(values)
         else:
             codes, uniques = pd.factorize(values, sort=True)
             keys.append(np.where(codes < 0, len(uniques), codes))  # NA (code -1) last
     return events.take(np.lexsort(keys)).reset_index(drop=True)
+
+
+def spark_sort_columns(plan: Plan, schema: Any) -> list[Any]:
+    """Spark sort expressions for (key, time, ties, tag, values), nulls last, in the order of
+    :mod:`qre.runtime.order` and :func:`time_ordered`.
+
+    Spark compares ``-0.0`` and ``0.0`` as equal (and normalizes them when grouping), so
+    after each float tie-breaker and value column comes a hidden key that tells them
+    apart: the text of a zero (``"-0.0" < "0.0"``), null for any other value (those are
+    equal only to themselves).
+    """
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DoubleType, FloatType
+
+    out = []
+    for name in (plan.key, *plan.order):
+        column = F.col(name)
+        out.append(column.asc_nulls_last())
+        if name not in (plan.key, plan.time) and isinstance(schema[name].dataType,
+                                                            DoubleType | FloatType):
+            out.append(F.when(column == 0, column.cast("string")).asc_nulls_last())
+    return out
 
 
 def event_data(events: pd.DataFrame, plan: Plan) -> Any:

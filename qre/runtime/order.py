@@ -11,8 +11,8 @@ ordered by
 
 1. the ``tiebreak`` columns, in the order given (e.g. a sequence number);
 2. the tag, by its text (before derived tags are applied);
-3. the value columns, in the order given (numbers ascending, NaN last; other
-   values by their text, missing last);
+3. the value columns, in the order given (numbers ascending, ``-0.0`` before
+   ``0.0``, NaN last; other values by their text, missing last);
 4. and, where the input has an order (not on Spark), by input position.
 
 Why the contents and not the input position: a Spark DataFrame has no input
@@ -24,12 +24,21 @@ same tag and values, so the query cannot tell them apart; only which of the
 rows gets which output can differ (visible through other columns kept beside
 the outputs): give a tiebreak column when that matters.
 
+Equal, for the float columns of 1 and 3, means equal bits (:func:`float_order`):
+``-0.0`` and ``0.0`` compare equal but a query tells them apart (``1 / cur``), so
+they are ordered (``-0.0`` first) and never deduplicated together; NaNs are one
+value (no operation reveals a NaN's sign or payload). Spark sorts and groups
+``-0.0`` as ``0.0``, so ``monitor_frame`` adds a sort key that tells them apart
+(:func:`spark_udf.plan.spark_sort_columns`). Times are not refined: ``-0.0`` and
+``0.0`` are one instant.
+
 Cost: one stable sort of an int64 (key · span + time) when it fits, then a
 lexsort of only the runs of tied events.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -38,8 +47,8 @@ import pandas as pd
 
 from . import columns
 
-__all__ = ["event_order", "processing_order", "sortable", "sortable_times", "tag_rank",
-           "tiebreak_columns", "value_columns"]
+__all__ = ["event_order", "float_order", "processing_order", "sortable", "sortable_times",
+           "tag_rank", "tiebreak_columns", "value_columns", "zero_rank"]
 
 
 def event_order(key: np.ndarray, time: np.ndarray, ties: list[np.ndarray]) -> np.ndarray:
@@ -79,19 +88,48 @@ def event_order(key: np.ndarray, time: np.ndarray, ties: list[np.ndarray]) -> np
     return order
 
 
+def float_order(values: np.ndarray) -> np.ndarray:
+    """Floats as int64 keys that sort and compare as the rule does: ascending, ``-0.0``
+    before ``0.0`` (a query tells them apart), every NaN equal and last.
+
+    The IEEE total order of the bits (a negative float's bits flipped but for the sign,
+    so that they count down), after every NaN is made the one positive quiet NaN.
+
+    >>> float_order(np.array([0.0, -0.0, float("nan"), -1.0])).argsort().tolist()
+    [3, 1, 0, 2]
+    """
+    x = np.asarray(values, dtype=np.float64)
+    bits = np.where(np.isnan(x), np.nan, x).view(np.int64)
+    return bits ^ ((bits >> 63) & np.int64(0x7FFF_FFFF_FFFF_FFFF))
+
+
+def zero_rank(value: Any) -> int:
+    """0 for ``-0.0``, else 1: after the value itself, orders one Python scalar as
+    :func:`float_order` does (only the zeros are equal with different bits)."""
+    negative_zero = isinstance(value, float | np.floating) and value == 0.0 and \
+        math.copysign(1.0, value) < 0
+    return 0 if negative_zero else 1
+
+
 def sortable(column: Any, n: int) -> np.ndarray:
-    """A column as an array whose ascending order is the rule's: numbers as they are
-    (NaN last), anything else by its sorted text codes (missing last). A scalar is
+    """A column as an array whose ascending order and equality are the rule's: floats by
+    :func:`float_order` (``-0.0`` before ``0.0``, NaN last), integers and booleans as
+    numbers, anything else by its sorted text codes (missing last). A scalar is
     repeated n times.
 
-    >>> sortable([2.0, float("nan"), -1.0], 3).tolist()
-    [2.0, nan, -1.0]
+    >>> sortable([2.0, float("nan"), -1.0], 3).argsort().tolist()
+    [2, 0, 1]
     >>> sortable(["b", None, "a"], 3).tolist()
     [1, 2, 0]
     """
     array = np.asarray(column) if hasattr(column, "__len__") else np.full(n, column)
-    if array.dtype.kind in "biuf":
+    if array.dtype.kind == "f":
+        return float_order(array)
+    if array.dtype.kind in "biu":
         return array.astype(np.float64, copy=False)
+    if isinstance(column, pd.Series | pd.api.extensions.ExtensionArray) and \
+            pd.api.types.is_float_dtype(column.dtype):  # pandas' nullable Float64: NA is NaN
+        return float_order(pd.array(column).to_numpy(dtype=np.float64, na_value=np.nan))
     codes, uniques = pd.factorize(pd.Series(array, dtype=object), sort=True)
     return np.where(codes < 0, len(uniques), codes)
 

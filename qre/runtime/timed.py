@@ -12,7 +12,9 @@ the input rows, except between events that agree on all of those (and then
 they are indistinguishable to the query).
 ``dedup=True`` keeps one event of those equal in key, time, tag, every
 ``tiebreak`` column and every column of ``values`` (read by the query or
-not): "keying by all attributes deduplicates".
+not): "keying by all attributes deduplicates". Floats are equal when their
+bits are (:func:`qre.runtime.order.float_order`): ``-0.0`` is not ``0.0`` (a
+query tells them apart, ``1 / cur``), every NaN is one value.
 
 Time (:mod:`qre.runtime.times` states the rule). ``times`` are datetimes (numpy,
 pandas, Arrow; with or without a time zone) or numbers of ``time_unit``. The
@@ -54,7 +56,7 @@ from dt.windows import TICK
 from ..language.clock import clock_steps
 from ..language.patterns import CLOCK_FIELD, WITHIN_PREFIX, durations
 from . import columns
-from .order import processing_order, tiebreak_columns, value_columns
+from .order import float_order, processing_order, tiebreak_columns, value_columns
 from .times import TimeScale, event_times
 
 if TYPE_CHECKING:
@@ -157,11 +159,16 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
 
 
 def _attributes(columns: list[Any], n: int) -> list[np.ndarray]:
-    """Columns of the events as int64 codes (equal values, NaN included, equal)."""
+    """Columns of the events as int64 codes, equal where the values are: floats by their
+    bits (``-0.0`` apart from ``0.0``, every NaN alike: :func:`float_order`), other
+    values by ``pd.factorize`` (exact integers, missing values alike)."""
     out = []
     for column in columns:
-        codes, _ = pd.factorize(pd.Series(column if hasattr(column, "__len__") else [column] * n),
-                                use_na_sentinel=False)
+        series = pd.Series(column if hasattr(column, "__len__") else [column] * n)
+        if pd.api.types.is_float_dtype(series.dtype):
+            series = pd.Series(float_order(series.to_numpy(dtype=np.float64,
+                                                           na_value=np.nan)))
+        codes, _ = pd.factorize(series, use_na_sentinel=False)
         out.append(codes.astype(np.int64))
     return out
 
