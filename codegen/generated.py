@@ -20,6 +20,8 @@ loads it instead of compiling. Files are created atomically (a temporary file
 then a link or ``os.replace``) so that no process sees a half-written module,
 and an existing module is never rewritten (Numba's index is keyed on the
 file's modification time). Loaded modules are kept per hash in this process.
+A damaged Numba cache file is a cache miss (:mod:`codegen.numba_cache`): a
+warning, a compile, fresh files for the next process.
 
 Readiness. :func:`is_ready` (or :meth:`CodegenEngine.is_ready`) says whether
 running will not compile: the functions are compiled in this process, or
@@ -51,6 +53,7 @@ from dt.model import DT
 
 from .emit import emit
 from .kernels import ArrayEngine, chunk_bounds, default_chunks
+from .numba_cache import guard_namespace
 
 __all__ = ["CodegenEngine", "cache_dir", "is_ready"]
 
@@ -162,6 +165,7 @@ class CodegenEngine(ArrayEngine):
                                    path)
                     _write_once(path, self.source)
                 mod = _import(path, module_name(self.digest))
+                guard_namespace(vars(mod))  # a damaged Numba cache file: recompile, warn
                 _LOADED[self.digest] = mod
             return mod
 

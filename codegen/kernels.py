@@ -45,6 +45,7 @@ from dt.model import DT
 from dt.terms import EventValue
 from dt.values import XValue, decode, encode
 
+from .numba_cache import guard_namespace
 from .tables import OPCODES, Tables, flatten
 
 __all__ = ["ArrayEngine", "TableEngine", "chunk_bounds", "default_chunks", "engine_evaluate",
@@ -827,3 +828,7 @@ def _column(cur: EventValue, column: str | None) -> float:
     if not isinstance(cur, Mapping) or column not in cur:
         raise EvaluationError(f"the DT reads cur.{column} but the event has no such field")
     return float(cur[column])
+
+
+# A damaged disk cache of these kernels is a miss, not an error in every later run.
+guard_namespace(globals())

@@ -455,3 +455,71 @@ def test_write_once_is_atomic_and_repairs(tmp_path):
     generated._write_once(path, "A = 1\n")
     assert path.read_text(encoding="utf-8") == "A = 1\n"
     assert sorted(p.name for p in path.parent.iterdir()) == ["qre_x.py"]  # no temporaries
+
+
+# --------------------------------------------------------------------------- damaged caches
+
+_DAMAGE = {
+    "truncated index": lambda files: files[".nbi"].write_bytes(files[".nbi"].read_bytes()[:9]),
+    "truncated object code": lambda files: files[".nbc"].write_bytes(
+        files[".nbc"].read_bytes()[:100]),
+    "garbage index": lambda files: files[".nbi"].write_bytes(b"\x80\x05not a pickle"),
+    "empty object code": lambda files: files[".nbc"].write_bytes(b""),
+}
+
+
+def _numba_files(path: Path, function: str) -> dict[str, Path]:
+    """The index and the (one) object file of a generated module's function."""
+    pycache = path.parent / "__pycache__"
+    return {ext: next(pycache.glob(f"{path.stem}.{function}-*{ext}")) for ext in (".nbi", ".nbc")}
+
+
+_AUTO_RUN = """
+import json, logging, numpy as np
+from dt.model import DT
+from qre import Monitor
+logging.basicConfig(level=logging.WARNING)
+m = Monitor.from_dt(DT.from_json({dt!r}), optimize=False)
+engine = m.resolve_engine("auto")
+out = m.run(["a"] * 4, [1.0, 2.0, 3.0, 4.0], engine="auto")
+print(json.dumps({{"engine": engine, "value": out.value.tolist()}}))
+"""
+
+
+@pytest.mark.parametrize("damage", list(_DAMAGE))
+def test_a_damaged_numba_cache_is_compiled_again(cache_dir, damage):
+    """Issue 19, point 8: a truncated or corrupted cache file is a miss: a warning, a
+    compile, the right outputs — and the next process loads the rewritten cache silently."""
+    scale = 2.0 + list(_DAMAGE).index(damage)  # a module of its own per case
+    dt = DT(("a",), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", f"q * {scale} + cur"),))
+    engine = CodegenEngine(dt, registers=None)
+    engine.compile()
+    want = engine.advance(*engine.initial_config([0.0]), np.zeros(4, dtype=np.int64),
+                          np.array([1.0, 2.0, 3.0, 4.0]))[3][:, 0].tolist()
+    _DAMAGE[damage](_numba_files(engine.path, "run_chunk"))
+    script = _AUTO_RUN.format(dt=dt.to_json())
+    env = {**_env(), "QRE_CACHE_DIR": str(cache_dir)}
+    for attempt in ("damaged", "repaired"):
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                              cwd=ROOT, env=env, timeout=300, check=False)
+        assert done.returncode == 0, done.stderr[-2000:]
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        assert result == {"engine": "codegen", "value": want}, attempt
+        warned = "disk cache of run_chunk" in done.stderr and "is damaged" in done.stderr
+        assert warned == (attempt == "damaged"), done.stderr[-2000:]
+
+
+def test_every_cached_kernel_function_is_guarded():
+    """The table engine's kernels and a generated module's functions treat a damaged disk
+    cache as a miss (codegen.numba_cache): none is left unguarded."""
+    from numba.core.caching import Cache
+    from numba.core.dispatcher import Dispatcher
+
+    from codegen import kernels
+
+    dt = DT(("a",), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", "q - cur"),))
+    for module in (kernels, CodegenEngine(dt).module()):
+        cached = [v for v in vars(module).values()
+                  if isinstance(v, Dispatcher) and isinstance(v._cache, Cache)]
+        assert cached, module
+        assert all(getattr(v._cache, "_qre_guarded", False) for v in cached), module
