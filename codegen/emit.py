@@ -56,8 +56,9 @@ Generated functions (module globals ``N_STATES``, ``N_TAGS``, ``N_OUT``):
 * ``run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v,
   fin_s, fin_v)`` — the keyed streams g0..g1-1 (key g's rows
   ``order[offsets[g]:offsets[g+1]]``), each from status0/value0, final
-  configurations at ``fin[g]``; without the GIL, so that the engine runs chunks
-  of keys in parallel threads (one stream is one key). The table kernel's
+  configurations at ``fin[g]`` (none into ``fin`` arrays of no rows); without
+  the GIL, so that the engine runs chunks of keys in parallel threads (one
+  stream is one key). The table kernel's
   ``prange`` would cost more than a second of parfor compilation per query.
 
 :func:`emit` is pure: the same tables (and names) give the same text, so the
@@ -493,19 +494,22 @@ _RUNNERS = '''
 def run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v, fin_s,
               fin_v):
     """Keys g0..g1-1 (key g's rows order[offsets[g]:offsets[g+1]]), each from
-    status0/value0: outputs at the rows, final configurations at fin[g]. Without the
-    GIL: the engine runs chunks of keys in parallel threads (one stream is one key)."""
+    status0/value0: outputs at the rows, final configurations at fin[g] (none if fin
+    has no rows: the caller does not want them). Without the GIL: the engine runs
+    chunks of keys in parallel threads (one stream is one key)."""
     status = np.empty(N_STATES, dtype=np.uint8)
     value = np.empty(N_STATES)
+    finals = fin_s.shape[0] != 0
     for g in range(g0, g1):
         for q in range(N_STATES):
             _put(status, q, _get(status0, q))
             _put(value, q, _get(value0, q))
         segment(codes, data, order, _get(offsets, g), _get(offsets, g + 1), status, value,
                 out_s, out_v)
-        for q in range(N_STATES):
-            _put2(fin_s, g, q, _get(status, q))
-            _put2(fin_v, g, q, _get(value, q))
+        if finals:
+            for q in range(N_STATES):
+                _put2(fin_s, g, q, _get(status, q))
+                _put2(fin_v, g, q, _get(value, q))
 '''
 
 

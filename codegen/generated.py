@@ -213,16 +213,19 @@ class CodegenEngine(ArrayEngine):
         return fin_s[0], fin_v[0], out_s, out_v
 
     def _advance_keys(self, order: np.ndarray, offsets: np.ndarray, codes: np.ndarray,
-                      data: np.ndarray, status: np.ndarray, value: np.ndarray
+                      data: np.ndarray, status: np.ndarray, value: np.ndarray,
+                      finals: bool = True
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Chunks of consecutive keys (about equal rows, :func:`codegen.kernels.chunk_bounds`)
         run by the GIL-free ``run_chunk`` in parallel threads; each writes its own
-        keys' rows of the outputs and of the final configurations."""
+        keys' rows of the outputs and of the final configurations (with ``finals``:
+        the kernel writes none into arrays of no rows)."""
         n, n_keys = codes.shape[0], offsets.shape[0] - 1
         q, n_out = self.tables.n_states, len(self.tables.final)
         # Every row belongs to one key and the kernel writes every row: no fill needed.
         out_s, out_v = np.empty((n, n_out), dtype=np.uint8), np.empty((n, n_out))
-        fin_s, fin_v = np.empty((n_keys, q), dtype=np.uint8), np.empty((n_keys, q))
+        k = n_keys if finals else 0
+        fin_s, fin_v = np.empty((k, q), dtype=np.uint8), np.empty((k, q))
         bounds = chunk_bounds(offsets, n, default_chunks()).tolist()
         chunks = [(g0, g1) for g0, g1 in itertools.pairwise(bounds) if g1 > g0] or [(0, 0)]
 

@@ -487,14 +487,16 @@ def chunk_bounds(offsets, n, n_chunks):
 @numba.jit(**_JIT, parallel=True)
 def _run_keys(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
               label_start, block_start, block_cyclic, entry_state, writer_start, writers,
-              max_stack, final, labels, data, order, offsets, status0, value0, n_chunks):
+              max_stack, final, labels, data, order, offsets, status0, value0, n_chunks,
+              finals):
     """Many keyed streams: key g's rows are ``order[offsets[g]:offsets[g+1]]``.
 
     Every key starts from ``status0``/``value0`` (tag steps: seed all ⊥). Keys
     are independent, so chunks of consecutive keys with about equal row counts
     run in parallel (``prange``); each chunk owns its scratch configuration and
-    stack. Outputs land at the original rows; the final configuration of key
-    g is row g of the returned ``(status, value)``.
+    stack. Outputs land at the original rows; with ``finals``, the final
+    configuration of key g is row g of the returned ``(status, value)``, else
+    those have no rows (keys × |Q| × 9 bytes: 0.9 GB for 1M keys of 100 states).
     """
     n_states = status0.shape[0]
     n = labels.shape[0]
@@ -502,8 +504,8 @@ def _run_keys(src_start, src_state, src_primed, code_start, code_op, code_arg, c
     n_keys = offsets.shape[0] - 1
     out_s = np.zeros((n, n_out), dtype=np.uint8)
     out_v = np.full((n, n_out), np.nan)
-    fin_s = np.empty((n_keys, n_states), dtype=np.uint8)
-    fin_v = np.empty((n_keys, n_states))
+    fin_s = np.empty((n_keys if finals else 0, n_states), dtype=np.uint8)
+    fin_v = np.empty((n_keys if finals else 0, n_states))
     seed_s = np.zeros(n_states, dtype=np.uint8)
     seed_v = np.full(n_states, np.nan)
     bounds = chunk_bounds(offsets, n, n_chunks)
@@ -521,8 +523,9 @@ def _run_keys(src_start, src_state, src_primed, code_start, code_op, code_arg, c
                 label_start, block_start, block_cyclic, entry_state, writer_start, writers,
                 final, labels, data, seed_s, seed_v, order, offsets[g], offsets[g + 1],
                 a_s, a_v, b_s, b_v, stack, out_s, out_v)
-            fin_s[g, :] = end_s
-            fin_v[g, :] = end_v
+            if finals:
+                fin_s[g, :] = end_s
+                fin_v[g, :] = end_v
     return fin_s, fin_v, out_s, out_v
 
 
@@ -546,21 +549,22 @@ def run_table(src_start, src_state, src_primed, code_start, code_op, code_arg, c
 
 def run_table_keys(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
                    label_start, block_start, block_cyclic, entry_state, writer_start, writers,
-                   max_stack, final, order, offsets, codes, data, status0, value0):
+                   max_stack, final, order, offsets, codes, data, status0, value0,
+                   finals=True):
     """Run many keyed streams, each from ``status0``/``value0``, keys in parallel.
 
     ``order`` int64[n] lists the rows grouped by key (each key's rows in input
     order) and key g owns ``order[offsets[g]:offsets[g+1]]`` (``offsets``
     int64[k + 1]). Returns ``(status uint8[k, Q], value float64[k, Q],
     out_status uint8[n, |F|], out_value float64[n, |F|])``: the final
-    configuration of every key and the outputs at the original rows. Equal to
-    :func:`run_table` on every key's rows alone.
+    configuration of every key (none without ``finals``: zero rows) and the
+    outputs at the original rows. Equal to :func:`run_table` on every key's rows alone.
     """
     labels = np.where(codes >= 0, codes + 1, -1).astype(np.int64)
     return _run_keys(src_start, src_state, src_primed, code_start, code_op, code_arg, consts,
                      label_start, block_start, block_cyclic, entry_state, writer_start,
                      writers, max_stack, final, labels, data, order, offsets, status0, value0,
-                     default_chunks())
+                     default_chunks(), bool(finals))
 
 
 def initial(tables: Tables, x_status: np.ndarray, x_value: np.ndarray
@@ -659,7 +663,9 @@ class ArrayEngine:
         cur_or_fields: np.ndarray | Mapping[str, np.ndarray] | None,
         status: np.ndarray,
         value: np.ndarray,
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        *,
+        finals: bool = True,
+    ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray, np.ndarray]:
         """Run many keyed streams at once, every key from configuration ``(status, value)``.
 
         ``codes``/``cur_or_fields`` are all rows in input order, as in
@@ -667,7 +673,9 @@ class ArrayEngine:
         by key, each key's rows in input order, and key g owns
         ``order[offsets[g]:offsets[g+1]]`` (``offsets`` int64[k + 1], from 0 to
         n). Keys run in parallel. Returns the final configurations
-        ``status uint8[k, Q]``, ``value float64[k, Q]`` and ``out_status uint8[n, |F|]``,
+        ``status uint8[k, Q]``, ``value float64[k, Q]`` (None, None with
+        ``finals=False``: they take k · |Q| · 9 bytes, and a caller that only wants the
+        outputs should not pay for them) and ``out_status uint8[n, |F|]``,
         ``out_value float64[n, |F|]`` at the original rows: for every key, what
         :meth:`advance` gives on that key's rows alone.
         """
@@ -684,7 +692,9 @@ class ArrayEngine:
                                                             np.ones(n, dtype=np.int64))):
             raise ValueError(f"order must be a permutation of the {n} rows")
         status, value = self._config(status, value)
-        return self._advance_keys(order, offsets, codes, data, status, value)
+        fin_s, fin_v, out_s, out_v = self._advance_keys(order, offsets, codes, data, status,
+                                                        value, finals)
+        return (fin_s, fin_v, out_s, out_v) if finals else (None, None, out_s, out_v)
 
     # ------------------------------------------------------------------ engine hooks
 
@@ -699,9 +709,11 @@ class ArrayEngine:
         raise NotImplementedError
 
     def _advance_keys(self, order: np.ndarray, offsets: np.ndarray, codes: np.ndarray,
-                      data: np.ndarray, status: np.ndarray, value: np.ndarray
+                      data: np.ndarray, status: np.ndarray, value: np.ndarray,
+                      finals: bool = True
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`advance_keys` on validated contiguous arrays."""
+        """:meth:`advance_keys` on validated contiguous arrays; without ``finals`` the
+        final configurations may have no rows (the caller drops them)."""
         raise NotImplementedError
 
     # ------------------------------------------------------------------ validation
@@ -776,11 +788,12 @@ class TableEngine(ArrayEngine):
         return run_table(*self._args, t.max_stack, t.final, codes, data, status, value)
 
     def _advance_keys(self, order: np.ndarray, offsets: np.ndarray, codes: np.ndarray,
-                      data: np.ndarray, status: np.ndarray, value: np.ndarray
+                      data: np.ndarray, status: np.ndarray, value: np.ndarray,
+                      finals: bool = True
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         t = self.tables
         return run_table_keys(*self._args, t.max_stack, t.final, order, offsets, codes, data,
-                              status, value)
+                              status, value, finals)
 
 
 def _names(columns: Iterable[str | None]) -> str:

@@ -14,16 +14,20 @@ fewer examples than the DT-level ones (tests/test_codegen_engine.py).
 from __future__ import annotations
 
 import itertools
+import tracemalloc
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from query_strategies import base_queries, temporal_queries
 from strategies import data_values
 
+from dt.model import DT, Transition
 from dt.reference import evaluate
+from dt.terms import Apply, Const, Cur, Var
 from dt.values import encode
-from qre import qre
+from qre import Monitor, qre
 
 ALPHABET = ("a", "b")
 ENGINES = ("reference", "table", "codegen")
@@ -118,3 +122,40 @@ def test_a_session_fed_in_chunks_equals_one_run(case, cuts, engine):
         parts.append(session.feed(tags[lo:hi], values[lo:hi]))
     _assert_bitwise(np.concatenate([p.status for p in parts]),
                     np.concatenate([p.value for p in parts]), whole.status, whole.value)
+
+
+@pytest.mark.parametrize("engine", ["table", "codegen"])
+def test_run_keys_does_not_keep_every_keys_final_configuration(engine, codegen_cache):
+    """Issue 19, point 17: run_keys returns outputs only, so it must not allocate a
+    configuration per key (keys × states × 9 bytes: 933 MB for 1M keys × 46 states)."""
+    n_states, n_keys = 120, 40_000
+    states = tuple(f"q{k}" for k in range(n_states))
+    transitions = tuple(Transition("a", frozenset({Var(q)}), q,
+                                   Apply("add", (Var(q), Apply("mul", (Cur(), Const(float(k)))))))
+                        for k, q in enumerate(states))
+    m = Monitor.from_dt(DT(("a",), states, states, states[-1:], transitions), optimize=False)
+    keys = np.arange(n_keys)
+    codes = np.zeros(n_keys, dtype=np.int64)
+    cur = np.arange(n_keys, dtype=np.float64)
+    m.run_keys(keys[:10], codes[:10], cur[:10], engine=engine)  # compiled, loaded
+    tracemalloc.start()
+    out = m.run_keys(keys, codes, cur, engine=engine)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert out.value.tolist() == (cur * (n_states - 1)).tolist()
+    finals = n_keys * n_states * 9
+    assert peak < finals / 4, f"{peak / 1e6:.1f} MB; the final configurations: {finals / 1e6:.1f}"
+
+
+@pytest.mark.parametrize("engine", ["table", "codegen"])
+def test_advance_keys_without_finals_gives_the_same_outputs(engine, codegen_cache):
+    m = qre("combine(sum(cur), max(cur), +)", alphabet=["x"])
+    arrays = m._engine(engine)
+    codes, cur = np.zeros(6, dtype=np.int64), np.array([1.0, -2.0, 3.0, 0.5, 7.0, -1.0])
+    order, offsets = np.array([0, 2, 4, 1, 3, 5]), np.array([0, 3, 6])
+    config = m._initial_config
+    with_finals = arrays.advance_keys(order, offsets, codes, cur, *config)
+    without = arrays.advance_keys(order, offsets, codes, cur, *config, finals=False)
+    assert with_finals[0].shape == (2, len(m.dt.states)) and without[:2] == (None, None)
+    np.testing.assert_array_equal(without[2], with_finals[2])
+    np.testing.assert_array_equal(without[3], with_finals[3])
