@@ -24,10 +24,12 @@ A damaged Numba cache file is a cache miss (:mod:`codegen.numba_cache`): a
 warning, a compile, fresh files for the next process.
 
 Readiness. :func:`is_ready` (or :meth:`CodegenEngine.is_ready`) says whether
-running will not compile: the functions are compiled in this process, or
-their Numba cache files exist. :meth:`CodegenEngine.compile` compiles (or
-loads) everything eagerly and logs the time; without it the first
-``advance`` pays that cost.
+running (``advance``, ``advance_keys``) will not compile: ``run_chunk`` is
+compiled in this process, or its Numba cache files exist — after
+:meth:`CodegenEngine.compile` or after any run. :meth:`CodegenEngine.compile`
+compiles (or loads) everything eagerly, ``init`` too, and logs the time;
+without it the first ``advance`` pays that cost (and ``init`` compiles on
+the first ``initial_config``).
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ import importlib.util
 import itertools
 import logging
 import os
+import secrets
 import sys
 import tempfile
 import threading
@@ -59,8 +62,11 @@ __all__ = ["CodegenEngine", "cache_dir", "is_ready"]
 
 logger = logging.getLogger(__name__)
 
-_ENTRY_POINTS = ("init", "run_chunk")
-"""The functions the engine calls (``segment`` is compiled into ``run_chunk``)."""
+_RUN = ("run_chunk",)
+"""The functions a run calls (``segment`` is compiled into ``run_chunk``): what readiness
+asks for. ``init`` (Δ_i) is not among them: a Monitor computes its initial configuration
+with the reference evaluator, so a run never compiles ``init`` — had readiness waited for
+it, ``auto`` would never pick a kernel that ``engine="codegen"`` runs had compiled."""
 
 _LOADED: dict[str, ModuleType] = {}
 """Imported generated modules by source hash (this process)."""
@@ -170,8 +176,8 @@ class CodegenEngine(ArrayEngine):
             return mod
 
     def is_ready(self) -> bool:
-        """True if running needs no compilation: compiled in this process, or Numba's
-        cache files of every entry point are on disk."""
+        """True if running needs no compilation: ``run_chunk`` is compiled in this process,
+        or Numba's cache files of it are on disk (see :data:`_RUN`)."""
         return _ready(self.digest, self.path)
 
     def compile(self) -> float:
@@ -277,7 +283,7 @@ def is_ready(dt: DT) -> bool:
 
 def _ready(digest: str, path: Path) -> bool:
     mod = _LOADED.get(digest)
-    if mod is not None and all(getattr(mod, f).signatures for f in _ENTRY_POINTS):
+    if mod is not None and all(getattr(mod, f).signatures for f in _RUN):
         return True
     return _on_disk(path)
 
@@ -288,15 +294,15 @@ _FOUND_ON_DISK: set[Path] = set()
 
 
 def _on_disk(path: Path) -> bool:
-    """Numba's cache files (an index ``.nbi`` and object code ``.nbc``) for every entry
-    point of the module at ``path``. Numba checks the index against the source's
+    """Numba's cache files (an index ``.nbi`` and object code ``.nbc``) for every function
+    of :data:`_RUN` of the module at ``path``. Numba checks the index against the source's
     modification time when loading; we never rewrite a module, so it stays valid."""
     if path in _FOUND_ON_DISK:
         return True
     if not path.exists():
         return False
     pycache = path.parent / "__pycache__"
-    for name in _ENTRY_POINTS:
+    for name in _RUN:
         stem = f"{path.stem}.{name}-"
         if not any(pycache.glob(f"{stem}*.nbi")) or not any(pycache.glob(f"{stem}*.nbc")):
             return False
@@ -313,7 +319,7 @@ def _write_once(path: Path, source: str) -> None:
     except FileNotFoundError:
         replace = False
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".tmp")
+    fd, tmp = _new_temporary(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(source)
@@ -333,6 +339,19 @@ def _write_once(path: Path, source: str) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _new_temporary(path: Path) -> tuple[int, str]:
+    """A new file beside ``path``, open for writing, with the mode any new file of this
+    process gets (0666 less the umask), as Numba's own cache files have: a cache directory
+    shared by a group stays usable by all (``tempfile.mkstemp`` would make it 0600)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+    while True:
+        tmp = str(path.parent / f".{path.stem}.{secrets.token_hex(8)}.tmp")
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:  # pragma: no cover - 64 random bits
+            continue
 
 
 def _import(path: Path, name: str) -> ModuleType:

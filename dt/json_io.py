@@ -123,8 +123,10 @@ def dt_from_json(text: str | bytes) -> DT:
         raise DTError(f"\"transitions\" must be a list of transition objects, got {_kind(raw)}")
     transitions = tuple(_transition(k, obj) for k, obj in enumerate(raw))
     try:
-        return DT(names["alphabet"], names["states"], names["initial"], names["final"],
-                  transitions)
+        dt = DT(names["alphabet"], names["states"], names["initial"], names["final"],
+                transitions)
+        dt.check_event_data()  # refused at load, not at the first run that cannot be
+        return dt
     except DTError as err:
         # The model's own checks name the transition by its index in Δ, which is
         # its index in the document; they only need to say where they come from.

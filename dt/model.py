@@ -208,6 +208,17 @@ class DT:
         """True if some term reads plain ``cur`` (events carry one float); computed once."""
         return any(_reads_plain_cur(t.term) for t in self.transitions)
 
+    def check_event_data(self) -> None:
+        """Raise :class:`DTError` if no event can run the DT: its terms read both plain
+        ``cur`` and ``cur.FIELD``. An event's data is one number (``cur``) or a record of
+        named numbers (``cur.FIELD``), never both (§5.1 leaves the data domain open; the
+        evaluators, the kernels and the API take one or the other)."""
+        if self.reads_scalar_cur and self.fields:
+            fields = ", ".join(f"cur.{f}" for f in sorted(self.fields))
+            raise DTError(f"the DT reads both cur and {fields}: an event carries one number "
+                          f"(cur) or a record of named numbers (cur.FIELD), not both, so no "
+                          f"event could run it")
+
     def with_facts(self, **facts: bool | None) -> DT:
         """The same DT with some facts replaced."""
         return replace(self, facts=replace(self.facts, **facts))

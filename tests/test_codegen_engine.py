@@ -15,6 +15,8 @@ import ast
 import itertools
 import json
 import math
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -425,8 +427,6 @@ print(json.dumps({{"ready": ready, "path": str(e.path), "s": s.tolist(), "v": v.
 
 
 def _env() -> dict[str, str]:
-    import os
-
     return {k: v for k, v in os.environ.items() if k != "QRE_CACHE_DIR"}
 
 
@@ -523,3 +523,23 @@ def test_every_cached_kernel_function_is_guarded():
                   if isinstance(v, Dispatcher) and isinstance(v._cache, Cache)]
         assert cached, module
         assert all(getattr(v._cache, "_qre_guarded", False) for v in cached), module
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_generated_modules_take_the_umask_like_any_file(tmp_path, monkeypatch, umask, mode):
+    """Issue 19, point 18: modules were created 0600 (mkstemp's mode), so a cache directory
+    shared by a group was unusable by all but their creator; they are now what the umask
+    gives any new file (as Numba's own cache files are), when written and when repaired."""
+    monkeypatch.setenv("QRE_CACHE_DIR", str(tmp_path / "shared"))
+    dt = DT(("a",), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", f"q + cur * {umask}"),))
+    old = os.umask(umask)
+    try:
+        engine = CodegenEngine(dt)
+        generated._write_once(engine.path, engine.source)
+        assert stat.S_IMODE(engine.path.stat().st_mode) == mode
+        engine.path.write_text("damaged", encoding="utf-8")
+        os.chmod(engine.path, 0o600)
+        generated._write_once(engine.path, engine.source)  # repaired: a new file
+        assert stat.S_IMODE(engine.path.stat().st_mode) == mode
+    finally:
+        os.umask(old)

@@ -14,7 +14,11 @@ fewer examples than the DT-level ones (tests/test_codegen_engine.py).
 from __future__ import annotations
 
 import itertools
+import os
+import subprocess
+import sys
 import tracemalloc
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -29,6 +33,7 @@ from dt.terms import Apply, Const, Cur, Var
 from dt.values import encode
 from qre import Monitor, qre
 
+ROOT = Path(__file__).resolve().parents[1]
 ALPHABET = ("a", "b")
 ENGINES = ("reference", "table", "codegen")
 
@@ -159,3 +164,20 @@ def test_advance_keys_without_finals_gives_the_same_outputs(engine, codegen_cach
     assert with_finals[0].shape == (2, len(m.dt.states)) and without[:2] == (None, None)
     np.testing.assert_array_equal(without[2], with_finals[2])
     np.testing.assert_array_equal(without[3], with_finals[3])
+
+
+def test_auto_picks_codegen_after_a_codegen_run(tmp_path, monkeypatch):
+    """Issue 19, point 18: a run with engine="codegen" compiles (and caches) what a run
+    needs, so that "auto" picks codegen from then on, here and in a fresh process."""
+    monkeypatch.setenv("QRE_CACHE_DIR", str(tmp_path))
+    text = "combine(sum(cur * 7), const(0.125), +)"
+    m = qre(text, alphabet=["x"])
+    assert m.resolve_engine("auto") == "table"
+    assert m.run(["x", "x"], [1.0, 2.0], engine="codegen").value.tolist() == [7.125, 21.125]
+    assert m.resolve_engine("auto") == "codegen"
+    script = (f"from qre import qre; m = qre({text!r}, alphabet=['x']); "
+              f"print(m.resolve_engine('auto'))")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, check=True, cwd=ROOT,
+                          env={**os.environ, "QRE_CACHE_DIR": str(tmp_path)})
+    assert done.stdout.split() == ["codegen"]

@@ -12,10 +12,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dt import DT, Transition
+from dt.errors import DTError
 from dt.reference import evaluate
 from dt.terms import Apply, Const, Cur, Term, Var
 from dt.values import BOT, TOP, XValue
-from qre import Monitor, Output
+from qre import Monitor, Output, qre
 from tests.strategies import arbitrary_dts, data_values, words
 from tests.util import assert_same_outputs
 
@@ -319,3 +320,18 @@ ERRORS = [
 def test_error_paths(d, args, kwargs, exc, pattern):
     with pytest.raises(exc, match=pattern):
         Monitor.from_dt(d).run(*args, **kwargs)
+
+
+def test_a_dt_reading_cur_and_a_field_is_refused_at_load():
+    """Issue 19, point 18: such a DT loaded, then failed at every run (no event is both a
+    number and a record); it is refused where it is built into a monitor or read."""
+    both = "combine(iter(atom(a, cur), 0, +), iter(atom(a, cur.x), 0, +), +)"
+    with pytest.raises(DTError, match=r"reads both cur and cur\.x.*not both"):
+        qre(both)
+    dt = qre(both.replace("cur.x", "cur"), optimize=False).dt
+    mixed = DT(dt.alphabet, dt.states, dt.initial, dt.final,
+               (*dt.transitions, Transition("a", frozenset(), dt.states[0], Cur("x"))))
+    with pytest.raises(DTError, match=r"reads both cur and cur\.x"):
+        Monitor.from_dt(mixed)
+    with pytest.raises(DTError, match=r"reads both cur and cur\.x"):
+        DT.from_json(mixed.to_json())

@@ -252,6 +252,19 @@ def test_the_direct_window_dt_equals_its_qre_past_form(word):
     values = [v for _, v in word]
     sugar, direct = qre(TUMBLING_SUM_AS_QRE), qre("alphabet a; aggregate(sum(cur), 1s)")
     assert sugar.stats.unoptimized_size == 277 and direct.stats.unoptimized_size == 22
-    one, two = sugar.run(tags, values), direct.run(tags, values)
+    one, two = sugar.run(tags, values), direct.session().feed(tags, values)
     np.testing.assert_array_equal(one.status, two.status)
     np.testing.assert_array_equal(one.value, two.value)
+
+
+@pytest.mark.parametrize("text", ["alphabet a; aggregate(sum(cur), 1s)",
+                                  "alphabet a; period 5s; count()"])
+def test_run_refuses_a_monitor_that_needs_clock_ticks(text):
+    """Issue 19, point 18: Monitor.run gave all ⊥ for a window (no ticks); it refuses, as
+    spark_udf.monitor_frame does, and names run_timed."""
+    m = qre(text)
+    with pytest.raises(ValueError, match=r"Monitor.run: this monitor is timed .*run_timed"):
+        m.run(["a", "a"], [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"Monitor.run_keys: this monitor is timed"):
+        m.run_keys([1, 2], ["a", "a"], [1.0, 2.0])
+    assert len(m.run_timed([0, 3], ["a", "a"], [1.0, 2.0]))

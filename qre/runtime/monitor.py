@@ -211,10 +211,13 @@ class Monitor:
         ``m.unoptimized`` the one before. ``identity`` and ``source`` are
         recorded as given, as are ``clock`` and ``derivation`` (see the class docstring).
         ``outputs`` names the outputs, one per final state in order (default: the final
-        states' names in ``d``; the optimizer renames states, not outputs).
+        states' names in ``d``; the optimizer renames states, not outputs). A DT
+        whose terms read both ``cur`` and ``cur.FIELD`` is refused (:class:`dt.DTError`):
+        no event could run it.
         """
         if not isinstance(d, DT):
             raise TypeError(f"Monitor.from_dt takes a dt.DT, got {type(d).__name__}")
+        d.check_event_data()  # a DT reading cur and cur.FIELD could never run: say so now
         if alphabet is not None:
             if isinstance(alphabet, str):
                 raise TypeError("alphabet is a list of tags, not a single string")
@@ -359,7 +362,12 @@ class Monitor:
         the outputs are aligned with the input rows: ``run_keys(keys, tags,
         values)[k]`` is the output of key ``keys[k]`` after reading its events up
         to and including row k.
+
+        A monitor with a clock (a window aggregate, a declared period) is refused: its
+        outputs come at the clock's ticks, which :meth:`run_timed` makes, so a run here
+        would be all ⊥ (feed ticks yourself through :meth:`session` if that is meant).
         """
+        self._check_untimed("run" if keys is None else "run_keys")
         chosen = self.resolve_engine(engine)
         codes, events = self._events(tags, values, unknown_tags)
         n = len(codes)
@@ -388,6 +396,15 @@ class Monitor:
         offsets = np.zeros(int(key_ids.max(initial=-1)) + 2, dtype=np.int64)
         np.cumsum(np.bincount(key_ids), out=offsets[1:])
         return self._run_grouped(chosen, order, offsets, codes, events)
+
+    def _check_untimed(self, caller: str) -> None:
+        """Refuse a monitor that needs clock ticks (as spark_udf.monitor_frame does)."""
+        if self.clock is not None:
+            what = "a window aggregate" if self.clock.window_ns is not None else \
+                "a query with a clock period"
+            raise ValueError(f"Monitor.{caller}: this monitor is timed ({what}): its outputs "
+                             f"come at clock ticks, which run_timed makes — use "
+                             f"m.run_timed(times, tags, values)")
 
     def _run_grouped(self, chosen: str, order: np.ndarray, offsets: np.ndarray,
                      codes: np.ndarray, events: _Events) -> Output:
