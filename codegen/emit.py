@@ -22,10 +22,10 @@ writes that interpreter's work out for one query, with the schedule of
   ``_lift`` and ``_join``); a value is kept with ``_pick`` only where its status
   is 1 and is exactly ``np.nan`` elsewhere;
 * terms become expressions with exactly the IEEE semantics of the table kernel
-  (``error_model="numpy"``; ``%``, ``min``, ``max`` call its jitted helpers, ``pow``
-  its intrinsic ``_pow`` — the C library's ``pow`` even where the exponent is a
-  literal, which LLVM would otherwise rewrite —, the others the same numpy
-  functions, comparisons ``_b``);
+  (``error_model="numpy"``; ``%``, ``min``, ``max``, ``pow`` call its jitted
+  helpers — ``_pow`` reaches the C library's ``pow`` under a name LLVM does not
+  rewrite, so a literal exponent gives the bits a run-time one does —, the
+  others the same numpy functions, comparisons ``_b``);
 * what is known at generation time is resolved then: constants are literals
   (NaN, ±inf and -0.0 spelled exactly), a primed source that the label never
   writes is ⊥ (the transition is dropped), a copy ``q' := p`` is a plain

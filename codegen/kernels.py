@@ -126,16 +126,15 @@ _register_pow()
 
 
 @intrinsic
-def _pow(typingctx, a, b):  # type: ignore[no-untyped-def]
-    """C's ``pow(a, b)``, the C library's, as :data:`dt.terms.OPS` defines ``pow``.
+def _c_pow(typingctx, a, b):  # type: ignore[no-untyped-def]
+    """The C library's ``pow(a, b)``, called under a name of its own (:data:`_POW_SYMBOL`).
 
-    Called under a name of its own, not as LLVM's ``llvm.pow`` or ``pow``: LLVM rewrites
-    a ``pow`` whose exponent it knows — ``pow(x, 0.5)`` into ``sqrt``, ``pow(x, 2)`` into
-    ``x * x``, ``pow(x, -1)`` into ``1 / x`` — and the library does not round those alike
-    (about one case in a thousand), so a generated kernel, whose constants are literals,
-    would differ from this kernel, whose constants are read at run time. Same cost: both
-    are one call of the library's function (``readnone``, as ``llvm.pow``: LLVM may still
-    move or share it).
+    Not LLVM's ``llvm.pow`` or ``pow``: LLVM would rewrite a call whose exponent it
+    knows (a literal of a generated kernel) — ``pow(x, 0.5)`` into ``sqrt``, ``pow(x,
+    2)`` into ``x * x``, ``pow(x, -1)`` into ``1 / x`` — and a C library need not round
+    those alike (glibc differs about once in a thousand), so the generated kernel would
+    differ from this one, whose constants are read at run time. :func:`_pow` makes those
+    three cases part of the definition instead. ``readnone``, as ``llvm.pow``.
     """
     if not (isinstance(a, types.Float) and isinstance(b, types.Float)):
         return None
@@ -152,6 +151,24 @@ def _pow(typingctx, a, b):  # type: ignore[no-untyped-def]
         return builder.call(fn, [x, y])
 
     return types.float64(a, b), codegen
+
+
+@numba.jit(**_JIT)
+def _pow(a: float, b: float) -> float:
+    """``pow`` as :data:`dt.terms.OPS` defines it: ``a * a``, ``√a`` and ``1 / a`` for the
+    exponents 2, 0.5 and -1 (one correctly rounded IEEE operation each, with C99's
+    ``pow(-0, 0.5) = +0`` and ``pow(-inf, 0.5) = +inf``), else the C library's ``pow``.
+
+    For a literal exponent (a generated kernel) LLVM folds the tests away: ``pow(x, 2)``
+    costs a multiplication, as LLVM's own rewrite would, on every engine alike.
+    """
+    if b == 2.0:
+        return a * a
+    if b == 0.5:
+        return np.inf if a == -np.inf else abs(np.sqrt(a))
+    if b == -1.0:
+        return 1.0 / a
+    return _c_pow(a, b)
 
 
 @intrinsic

@@ -25,11 +25,13 @@ Boolean connectives and ``if`` treat any non-zero value, NaN included, as true.
 ``exp``, ``log`` and ``pow`` are the C library's (C99 Annex F: ``pow(-inf, 0.5) =
 inf``, ``pow(-0.0, 0.5) = 0.0``), the functions the compiled kernels call
 (:mod:`codegen.kernels`), so that every engine and the optimizer's constant folding
-compute the same bits. IEEE 754 does not fix their rounding, and other
-implementations differ in the last bit: numpy's own SIMD ``exp``/``log``/``power``
-(AVX-512 machines) in a few percent of the cases, numpy's scalar ``power`` takes
-``sqrt`` for an exponent of 0.5 (``-0.0`` and NaN above), LLVM rewrites ``pow`` with
-a constant exponent — none of them may compute a term.
+compute the same bits — except ``pow(x, 2)``, ``pow(x, 0.5)`` and ``pow(x, -1)``,
+which are ``x * x``, ``sqrt(x)`` and ``1 / x`` (correctly rounded; see ``_pow``).
+IEEE 754 does not fix the rounding of those functions, and other implementations
+differ in the last bit: numpy's own SIMD ``exp``/``log``/``power`` (AVX-512 machines)
+in a few percent of the cases, numpy's scalar ``power`` takes ``sqrt`` for an
+exponent of 0.5 without C99's signs (``-0.0`` and NaN above) — none of them may
+compute a term.
 """
 
 from __future__ import annotations
@@ -110,7 +112,18 @@ def _odd_integer(y: float) -> bool:
 
 
 def _pow(a: float, b: float) -> float:
-    """C99 ``pow`` (F.9.4.4), as the C library rounds it."""
+    """C99 ``pow`` (F.9.4.4), as the C library rounds it — but for the exponents 2, 0.5
+    and -1, whose result is one IEEE operation, correctly rounded: ``a * a``, ``√a`` (with
+    C99's ``+0`` at ``-0`` and ``+inf`` at ``-inf``) and ``1 / a``. C libraries need not
+    round those alike (glibc differs about once in a thousand), and LLVM substitutes the
+    operation for a literal exponent: the definition takes it, so that every engine
+    computes it and ``pow(x, 2)`` stays a multiplication (:func:`codegen.kernels._pow`)."""
+    if b == 2.0:
+        return a * a
+    if b == 0.5:
+        return math.inf if a == -math.inf else abs(_sqrt(a))
+    if b == -1.0:
+        return _div(1.0, a)
     try:
         return math.pow(a, b)
     except ValueError:  # ±0 to a negative power (a pole), or a negative base to a non-integer

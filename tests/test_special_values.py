@@ -141,6 +141,23 @@ def test_pow_follows_c99_where_numpy_takes_a_shortcut():
         assert out.tolist() == [math.inf, 0.0] and math.copysign(1.0, out[1]) == 1.0, engine
 
 
+def test_pow_with_exponent_2_half_or_minus_1_is_one_correctly_rounded_operation():
+    """pow(x, 2) = x * x, pow(x, 0.5) = sqrt(x) (C99's signs), pow(x, -1) = 1 / x on every
+    engine: what LLVM makes of a literal exponent, and exact where glibc's pow is not."""
+    x = np.concatenate([np.random.default_rng(3).lognormal(0.0, 20.0, 3000), SPECIALS])
+    m = Monitor.from_dt(dt_of([Apply("pow", (Cur("x"), Cur("y"))) for _ in range(3)]
+                              + [Apply("pow", (Cur("x"), Const(c))) for c in (2.0, 0.5, -1.0)]),
+                        optimize=False)
+    data = {"x": x, "y": np.full(len(x), 2.0)}
+    with np.errstate(all="ignore"):
+        want = [x * x, np.where(x == -np.inf, np.inf, np.abs(np.sqrt(x))), 1.0 / x]
+    for engine in ENGINES:
+        for k, y in enumerate((2.0, 0.5, -1.0)):
+            got = outputs(m, {**data, "y": np.full(len(x), y)}, engine)
+            assert np.array_equal(bits(got[:, k]), bits(want[k])), (engine, y)
+            assert np.array_equal(bits(got[:, 3 + k]), bits(want[k])), (engine, y, "literal")
+
+
 @pytest.mark.parametrize("op", sorted(OPS))
 def test_constant_folding_computes_what_the_kernels_compute(op):
     """Every op on every tuple of specials: folded by the optimizer to one constant, bit for
