@@ -163,6 +163,8 @@ def sortable_times(times: Any) -> np.ndarray:
     if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
         numpy_dtype = getattr(dtype, "numpy_dtype", dtype)
         return series.to_numpy(dtype=np.int64 if numpy_dtype.kind in "iu" else np.float64)
+    if len(series) == 0:  # an empty list has no type to go by: no events, no order
+        return np.zeros(0, dtype=np.int64)
     bad = next((k for k, x in enumerate(series)
                 if not isinstance(x, int | float | np.number) or isinstance(x, bool)), None)
     if bad is None:
