@@ -206,7 +206,7 @@ class DT:
     @cached_property
     def reads_scalar_cur(self) -> bool:
         """True if some term reads plain ``cur`` (events carry one float); computed once."""
-        return any(_reads_plain_cur(t.term) for t in self.transitions)
+        return any(t.term.reads_plain_cur() for t in self.transitions)
 
     def check_event_data(self) -> None:
         """Raise :class:`DTError` if no event can run the DT: its terms read both plain
@@ -259,14 +259,6 @@ class DT:
         from .json_io import dt_from_json
 
         return dt_from_json(text)
-
-
-def _reads_plain_cur(term: Term) -> bool:
-    from .terms import Cur
-
-    if isinstance(term, Cur):
-        return term.field is None
-    return any(_reads_plain_cur(c) for c in term.children())
 
 
 def _unique(items: Iterable[str], what: str) -> None:

@@ -259,6 +259,12 @@ class Term:
         """True if the term reads ``cur`` or a field of it."""
         return isinstance(self, Cur) or any(c.reads_cur() for c in self.children())
 
+    def reads_plain_cur(self) -> bool:
+        """True if the term reads ``cur`` itself (one float per event), not only fields."""
+        if isinstance(self, Cur):
+            return self.field is None
+        return any(c.reads_plain_cur() for c in self.children())
+
     def fields(self) -> frozenset[str]:
         """The record fields read through ``cur.FIELD``."""
         if isinstance(self, Cur):

@@ -62,6 +62,7 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
     """
     if isinstance(query, Mapping):
         return _several(query, alphabet, optimize)
+    _check_query_type(query, "query")
     text = query if isinstance(query, str) else None
     start = time.perf_counter()
     program = parse(query) if isinstance(query, str) else query
@@ -93,6 +94,8 @@ def _several(queries: Mapping[str, Query], alphabet: Sequence[str] | None,
     if not queries:
         raise ValueError("qre: the dict of queries is empty")
     names = list(queries)
+    for name, q in queries.items():
+        _check_query_type(q, f"query {name!r}")
     programs = {name: parse(q) if isinstance(q, str) else q for name, q in queries.items()}
     sigma = alphabet if alphabet is not None else _common_alphabet(queries, programs)
     typed: dict[str, Typed] = {}
@@ -108,6 +111,13 @@ def _several(queries: Mapping[str, Query], alphabet: Sequence[str] | None,
     common = typed[names[0]].alphabet  # the same set for all; one order for the DTs
     parts = [compile_query(t.query, common).value for t in typed.values()]
     return Monitor.from_dt(constructions.parallel(*parts), optimize=optimize, outputs=names)
+
+
+def _check_query_type(query: object, what: str) -> None:
+    """A query is text or an AST: anything else is a TypeError naming what was passed."""
+    if not isinstance(query, str | ast.Program | ast.Query):  # type: ignore[arg-type]
+        raise TypeError(f"qre: {what} must be query text (a str), an AST built with "
+                        f"qre.combinators, or a dict of them, not {type(query).__name__}")
 
 
 def _common_alphabet(queries: Mapping[str, Query],

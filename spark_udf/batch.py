@@ -100,7 +100,7 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     """
     from pyspark.sql.types import StructType
 
-    if method not in METHODS:
+    if not isinstance(method, str) or method not in METHODS:
         raise ValueError(f"unknown method {method!r}; methods: {', '.join(METHODS)}")
     df = spark_frame(df, "monitor_frame")
     plan = make_plan("monitor_frame", df, monitor, key, time, tag, value, tiebreak, engine,

@@ -184,7 +184,7 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     if late not in LATE_POLICIES:
         raise ValueError(f"monitor_stream: late must be one of {', '.join(LATE_POLICIES)}, "
                          f"not {late!r}")
-    if time_unit not in TIME_UNITS:
+    if not isinstance(time_unit, str) or time_unit not in TIME_UNITS:
         raise ValueError(f"monitor_stream: time_unit must be one of {', '.join(TIME_UNITS)}, "
                          f"not {time_unit!r}")
     delay_us = None if watermark is None else duration_us(watermark, "watermark")

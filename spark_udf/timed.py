@@ -63,7 +63,7 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     """
     from pyspark.sql.types import StructType
 
-    if time_unit not in UNIT_NS:
+    if not isinstance(time_unit, str) or time_unit not in UNIT_NS:
         raise ValueError(f"monitor_timed: time_unit must be one of {', '.join(UNIT_NS)}")
     df = spark_frame(df, "monitor_timed")
     windows = monitor.clock is not None and monitor.clock.window_ns is not None

@@ -16,7 +16,7 @@ from dt.errors import DTError
 from dt.reference import evaluate
 from dt.terms import Apply, Const, Cur, Term, Var
 from dt.values import BOT, TOP, XValue
-from qre import Monitor, Output, qre
+from qre import Monitor, Output, QreTypeError, qre
 from tests.strategies import arbitrary_dts, data_values, words
 from tests.util import assert_same_outputs
 
@@ -324,9 +324,11 @@ def test_error_paths(d, args, kwargs, exc, pattern):
 
 def test_a_dt_reading_cur_and_a_field_is_refused_at_load():
     """Issue 19, point 18: such a DT loaded, then failed at every run (no event is both a
-    number and a record); it is refused where it is built into a monitor or read."""
+    number and a record); it is refused where it is built into a monitor or read, and a
+    query that mixes them is a type error at the construct reading the field."""
     both = "combine(iter(atom(a, cur), 0, +), iter(atom(a, cur.x), 0, +), +)"
-    with pytest.raises(DTError, match=r"reads both cur and cur\.x.*not both"):
+    with pytest.raises(QreTypeError, match=r"reads cur\.x, but the query also reads cur "
+                       r"\(line 1, column 14\).*not both at line 1, column 40"):
         qre(both)
     dt = qre(both.replace("cur.x", "cur"), optimize=False).dt
     mixed = DT(dt.alphabet, dt.states, dt.initial, dt.final,

@@ -702,7 +702,8 @@ class _Converter:
         for name in _names(result):
             if name.name not in self.bound:
                 raise self.error(self.undefined(name.name), name.span or span)
-        return result
+        # The expansion stands where the call is: later errors point at it.
+        return result if result.span is not None else replace(result, span=span)
 
     def sugar_arg(self, tree: lark.Tree, depth: int) -> SugarArg:
         span = _span(tree)

@@ -44,6 +44,7 @@ from . import ast
 from . import automata as fa
 from .compiler import compile_query
 from .errors import QreTypeError
+from .event_data import check_event_data
 
 __all__ = ["Kind", "Typed", "check", "check_fold", "resolve"]
 
@@ -150,6 +151,7 @@ def check(
             _check_timed(query, sigma)
         else:
             kind, rate = _Checker(sigma).visit(query)
+        check_event_data(query)
     except QreTypeError as err:
         raise err.located(text) if text is not None else err from None
     return Typed(query, sigma, kind, rate, period, program.tags)
@@ -232,6 +234,8 @@ def _alphabet(program: ast.Program, query: ast.Query,
               given: Sequence[str] | None) -> tuple[str, ...]:
     if isinstance(given, str):
         raise QreTypeError("alphabet is a list of tags, not a single string")
+    if given is not None:
+        given = _checked_tags(given)
     declared = program.alphabet
     if given is not None and declared is not None and set(given) != set(declared):
         raise QreTypeError(
@@ -248,6 +252,22 @@ def _alphabet(program: ast.Program, query: ast.Query,
     if len(set(sigma)) != len(sigma):
         raise QreTypeError(f"alphabet lists a tag twice: {', '.join(sigma)}", span=program.span)
     return sigma
+
+
+def _checked_tags(given: object) -> list[str]:
+    """``alphabet=`` as a list of strings; anything else is a TypeError saying so."""
+    try:
+        tags = list(given)  # type: ignore[call-overload]
+    except TypeError:  # not iterable (a number, None..., a 0-d array)
+        raise TypeError(f"alphabet must be a list of tags (strings), not "
+                        f"{type(given).__name__}") from None
+    for odd in tags:
+        if not isinstance(odd, str):
+            raise TypeError(f"alphabet must be a list of tags (strings); {odd!r} is a "
+                            f"{type(odd).__name__}")
+        if not (odd.isidentifier() and odd.isascii()):  # as DT tags are (automata.Sym)
+            raise QreTypeError(f"alphabet: a tag is an ASCII identifier, not {odd!r}")
+    return tags
 
 
 _BASE_NAMES = {

@@ -64,9 +64,13 @@ _NATIVE = (np.ndarray, pd.Series, pd.Index, pd.DataFrame, pd.api.extensions.Exte
 """Types passed through untouched (checked first: pandas' DataFrame also speaks Arrow)."""
 
 
-def column(data: Any, what: str) -> Any:
+def column(data: Any, what: str, *, required: bool = True) -> Any:
     """One column (``what`` names it in errors: "tags", "keys", "times"): Arrow data and
-    masked arrays as numpy / pandas (module docstring), anything else as it is."""
+    masked arrays as numpy / pandas (module docstring), other columns as they are.
+    None is an error unless not ``required``; a scalar or a string is an error."""
+    if data is None and not required:
+        return None
+    _check_column(data, what)
     if isinstance(data, np.ma.MaskedArray):
         return _unmasked(data)
     arrow = _arrow(data)
@@ -87,6 +91,8 @@ def values(data: Any) -> Any:
                for c in data.values()):
             return {name: column(c, f"column {name!r}") for name, c in data.items()}
         return data
+    if data is not None and not isinstance(data, pd.DataFrame):
+        _check_column(data, "values")
     if isinstance(data, np.ma.MaskedArray):
         return _unmasked(data)
     arrow = _arrow(data)
@@ -102,6 +108,18 @@ def is_null(x: Any) -> bool:
     return x is None or x is pd.NA or x is pd.NaT or (
         isinstance(x, float | np.floating) and math.isnan(x)) or (
         isinstance(x, np.datetime64 | np.timedelta64) and np.isnat(x))
+
+
+def _check_column(data: Any, what: str) -> None:
+    """A column is a sequence of entries: a scalar, None or one string is a TypeError
+    naming the argument (instead of "'int' object is not iterable" from deep inside)."""
+    if isinstance(data, str | bytes):
+        raise TypeError(f"{what} is a column of entries, not a single string")
+    if (isinstance(data, np.ndarray) and data.ndim == 0) or not (
+            hasattr(data, "__iter__") or hasattr(data, "__arrow_c_stream__")
+            or hasattr(data, "__arrow_c_array__")):
+        raise TypeError(f"{what} must be a column (a list, a numpy array, a pandas Series, an "
+                        f"Arrow or polars column), not {type(data).__name__}")
 
 
 # --------------------------------------------------------------------------- numpy masks

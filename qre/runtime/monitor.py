@@ -289,6 +289,9 @@ class Monitor:
         Resolve once and pass the result when calling many times (per key, per
         batch): checking the disk cache costs more than a small run.
         """
+        if not isinstance(engine, str):  # an array would compare element-wise
+            raise TypeError(f"engine must be a string ({', '.join(ENGINES)}), not "
+                            f"{type(engine).__name__}")
         if engine == "auto":
             from codegen.generated import is_ready
 
@@ -429,7 +432,7 @@ class Monitor:
                 derive: bool = True) -> tuple[np.ndarray, _Events]:
         """Tag codes (derived tags applied unless ``derive`` is false; −1 for a skipped
         tag) and the data the DT reads."""
-        if unknown_tags not in _UNKNOWN_TAGS:
+        if not isinstance(unknown_tags, str) or unknown_tags not in _UNKNOWN_TAGS:
             raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
         codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
         values = columns.values(values)
@@ -507,7 +510,11 @@ def _current_output(dt: DT, config: FlatConfig) -> tuple[Any, Any]:
 
 
 def _config_from_state(dt: DT, state: np.ndarray) -> FlatConfig:
-    flat = np.asarray(state, dtype=np.float64)
+    try:
+        flat = np.asarray(state, dtype=np.float64)
+    except (TypeError, ValueError) as e:
+        raise TypeError(f"state must be a saved Session.state (a flat float array), not "
+                        f"{type(state).__name__} ({e})") from None
     n = len(dt.states)
     if flat.shape != (2 * n,):
         raise ValueError(f"a state of this monitor is a flat array of {2 * n} floats "
@@ -735,6 +742,16 @@ def _float_column(data: Any, label: str) -> np.ndarray:
     out = np.empty(len(array), dtype=np.float64)
     for k, item in enumerate(array):
         if not isinstance(item, numbers.Real):
-            raise ValueError(f"row {k} of {label}: {item!r} is not a number")
-        out[k] = float(item)
+            raise ValueError(f"row {k} of {label}: {_shown(item)} is not a number")
+        try:
+            out[k] = float(item)
+        except OverflowError:  # an int beyond 1.8e308: no float holds it
+            raise ValueError(f"row {k} of {label}: {_shown(item)} is too large for a 64-bit "
+                             f"float") from None
     return out
+
+
+def _shown(item: object, width: int = 40) -> str:
+    """An entry's repr for an error message, cut short (a 400-digit int is one line)."""
+    text = repr(item)
+    return text if len(text) <= width else f"{text[:width - 3]}..."

@@ -111,10 +111,10 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     if len(m.dt.final) != 1:
         raise ValueError(f"run_timed needs a monitor with one output, this one has "
                          f"{len(m.dt.final)}")
-    if undefined not in ("drop", "keep"):
+    if not isinstance(undefined, str) or undefined not in ("drop", "keep"):
         raise ValueError(f"undefined must be 'drop' or 'keep', got {undefined!r}")
     chosen = m.resolve_engine(engine)
-    times, keys = columns.column(times, "times"), columns.column(keys, "keys")
+    times, keys = columns.column(times, "times"), columns.column(keys, "keys", required=False)
     values = columns.values(values)
     clock_times, scale = event_times(times, time_unit)
     n = len(clock_times)

@@ -134,7 +134,7 @@ def event_times(times: Any, time_unit: str) -> tuple[np.ndarray, TimeScale]:
     sequence; a missing time, or one that is neither a number nor a datetime, is a
     ValueError naming its row.
     """
-    if time_unit not in UNIT_NS:
+    if not isinstance(time_unit, str) or time_unit not in UNIT_NS:
         raise ValueError(f"time_unit must be one of {', '.join(UNIT_NS)}, not {time_unit!r}")
     series = times if isinstance(times, pd.Series) else pd.Series(
         times.array if isinstance(times, pd.Index) else times

@@ -1,0 +1,67 @@
+"""An event is one number or a record, never both: the check at the query's text.
+
+A DT whose terms read both plain ``cur`` and ``cur.FIELD`` can run on no event
+(:meth:`dt.model.DT.check_event_data` refuses it at load). :func:`check_event_data`
+finds the same mistake in a typed query, before compiling, and reports it as a
+:class:`~qre.language.errors.QreTypeError` located at the construct that reads a
+field, so that the user sees a caret rather than a DT error.
+
+Cost: one pass over the query's nodes (each shared node once: ``let`` may share).
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields, is_dataclass
+
+from dt.terms import Term
+
+from .ast import Span
+from .errors import QreTypeError
+
+__all__ = ["check_event_data"]
+
+
+def check_event_data(query: object) -> None:
+    """Raise :class:`QreTypeError` if ``query`` reads both ``cur`` and a ``cur.FIELD``.
+
+    >>> from qre.language.parser import parse
+    >>> from qre.language.typing import resolve
+    >>> check_event_data(resolve(parse("combine(last(cur), last(cur.x), +)")))
+    ... # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    qre.language.errors.QreTypeError: this reads cur.x, but the query also reads cur (line 1, ...
+    """
+    plain: Span | None = None  # where cur is read (the nearest located construct)
+    record: tuple[Span | None, str] | None = None
+    reads_plain = False
+    seen: set[int] = set()
+    stack: list[tuple[object, Span | None]] = [(query, None)]
+    while stack:
+        node, around = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        here = getattr(node, "span", None) or around
+        for value in _attributes(node):
+            if isinstance(value, Term):
+                if not reads_plain and value.reads_plain_cur():
+                    reads_plain, plain = True, here
+                if record is None and value.fields():
+                    record = here, min(value.fields())
+            elif is_dataclass(value) and not isinstance(value, Span | type):
+                stack.append((value, here))
+    if reads_plain and record is not None:
+        span, name = record
+        at = f" (line {plain.line}, column {plain.column})" if plain else ""
+        raise QreTypeError(f"this reads cur.{name}, but the query also reads cur{at}: an "
+                           f"event carries one number (cur) or a record of named numbers "
+                           f"(cur.FIELD), not both", span=span)
+
+def _attributes(node: object) -> list[object]:
+    """The node's field values, tuples flattened (a fold's updates, combine's operands)."""
+    out: list[object] = []
+    for f in fields(node):  # type: ignore[arg-type]
+        value = getattr(node, f.name)
+        out.extend(value if isinstance(value, tuple) else (value,))
+    return out
+
