@@ -19,17 +19,29 @@ saves time). :func:`guard_namespace` guards every cached dispatcher of a module:
 :mod:`codegen.kernels` guards its own at import, :mod:`codegen.generated` each
 generated module once imported.
 
-Cost: one ``try`` around each load and save, i.e. once per function and
-signature per process; nothing per call.
+Damage that still unpickles is caught too: a flipped bit in the object code
+would make LLVM abort the process (or, worse, run other machine code), and a
+flipped digit in the index could point a signature at another signature's
+file. So a guarded cache *seals* what it saves: each data file is a magic
+prefix, a BLAKE2b digest and the pickle, and the pickle holds the index key
+beside the data. Loading checks the digest before unpickling and the key after;
+a mismatch is damage (a warning, a compile). A file without the prefix (saved
+by an unguarded Numba, or by qre before sealing) is a quiet miss.
+
+Cost: one ``try`` around each load and save, and one digest of the object code
+(hundreds of kB: under a millisecond), i.e. once per function and signature per
+process; nothing per call.
 """
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import pickle
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from numba.core.caching import Cache
+from numba.core.caching import Cache, IndexDataCacheFile
 from numba.core.dispatcher import Dispatcher
 
 __all__ = ["guard", "guard_namespace"]
@@ -38,6 +50,20 @@ logger = logging.getLogger(__name__)
 
 _GUARDED = "_qre_guarded"
 """Marks a cache object already guarded (guarding twice would log twice)."""
+
+_MAGIC = b"qre-sealed-1\n"
+"""The first bytes of a sealed data file: then the digest, then the pickle."""
+
+_DIGEST = 32
+"""Bytes of the BLAKE2b digest of the pickle."""
+
+
+class DamagedCacheError(Exception):
+    """A sealed data file whose digest or key does not match: damaged, not loaded."""
+
+
+class _ForeignFile(Exception):
+    """A data file that is not sealed (older or unguarded): a miss, not damage."""
 
 
 def guard(dispatcher: Dispatcher) -> None:
@@ -48,6 +74,7 @@ def guard(dispatcher: Dispatcher) -> None:
     name = getattr(dispatcher.py_func, "__qualname__", repr(dispatcher))
     cache.load_overload = _loading(cache, name, cache.load_overload)
     cache.save_overload = _saving(cache, name, cache.save_overload)
+    _seal(cache._cache_file)
     setattr(cache, _GUARDED, True)
 
 
@@ -62,6 +89,11 @@ def _loading(cache: Cache, name: str, load: Callable[..., Any]) -> Callable[...,
     def load_overload(sig: Any, target_context: Any) -> Any:
         try:
             return load(sig, target_context)
+        except _ForeignFile:
+            logger.info("Numba's disk cache of %s in %s is not sealed; compiling it again",
+                        name, cache.cache_path)
+            _reset(cache, name)
+            return None
         except Exception as err:  # anything that fails to load is a miss, not an error
             logger.warning("Numba's disk cache of %s in %s is damaged (%s: %s); compiling it "
                            "again", name, cache.cache_path, type(err).__name__, err)
@@ -90,3 +122,44 @@ def _reset(cache: Cache, name: str) -> None:
     except OSError as err:
         logger.warning("cannot reset Numba's disk cache of %s in %s (%s)", name,
                        cache.cache_path, err)
+
+
+def _seal(file: IndexDataCacheFile) -> None:
+    """Make ``file`` write sealed data files and load only intact ones (module docstring).
+
+    Replaces four methods of this one instance: ``save``/``load`` put the index key
+    beside the data and check it; ``_save_data``/``_load_data`` write and check the
+    magic prefix and the digest.
+    """
+    save, load = file.save, file.load
+
+    def save_sealed(key: Any, data: Any) -> None:
+        save(key, (key, data))
+
+    def load_sealed(key: Any) -> Any:
+        found = load(key)
+        if found is None:
+            return None
+        if not (isinstance(found, tuple) and len(found) == 2 and found[0] == key):
+            raise DamagedCacheError("its data file holds another function or signature")
+        return found[1]
+
+    def save_data(name: str, data: Any) -> None:
+        payload = file._dump(data)
+        with file._open_for_write(file._data_path(name)) as f:
+            f.write(_MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload)
+
+    def load_data(name: str) -> Any:
+        with open(file._data_path(name), "rb") as f:
+            raw = f.read()
+        if _MAGIC.startswith(raw[:len(_MAGIC)]) and len(raw) <= len(_MAGIC) + _DIGEST:
+            raise DamagedCacheError(f"{name} is cut short")  # empty, or within the seal
+        if not raw.startswith(_MAGIC):
+            raise _ForeignFile(name)
+        digest, payload = raw[len(_MAGIC):len(_MAGIC) + _DIGEST], raw[len(_MAGIC) + _DIGEST:]
+        if hashlib.blake2b(payload, digest_size=_DIGEST).digest() != digest:
+            raise DamagedCacheError(f"{name} does not match its digest")
+        return pickle.loads(payload)
+
+    file.save, file.load = save_sealed, load_sealed  # type: ignore[method-assign]
+    file._save_data, file._load_data = save_data, load_data  # type: ignore[method-assign]

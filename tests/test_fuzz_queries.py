@@ -166,8 +166,9 @@ def run_on_both_engines(m: Monitor, seed: int) -> None:
     values = {f: column for f in fields} if fields else column
     with bounded():
         if is_timed(m):
-            times = np.cumsum(rng.integers(0, 3, n))
-            a, b = (m.run_timed(times, tags, values, engine=e) for e in ("reference", "table"))
+            times = np.cumsum(rng.integers(0, 3, n))  # in ns: any clock period is whole
+            a, b = (m.run_timed(times, tags, values, engine=e, time_unit="ns")
+                    for e in ("reference", "table"))
             pd.testing.assert_frame_equal(a, b)
         else:
             a, b = (m.run(tags, values, engine=e) for e in ("reference", "table"))
