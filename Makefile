@@ -3,7 +3,7 @@
 
 PYTHON := .venv/bin/python
 
-.PHONY: demo test wheel-check
+.PHONY: demo test fuzz wheel-check
 
 demo:
 	scripts/bootstrap.sh
@@ -18,6 +18,13 @@ test:
 	$(PYTHON) -m pytest -q; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "make test: pytest collected no tests" >&2; fi; \
 	exit $$rc
+
+# The fault-and-fuzz suite (tests marked fuzz), twenty times as many examples as in
+# `make test`, with new random draws each run: minutes, not part of CI.
+fuzz:
+	scripts/bootstrap.sh
+	QRE_FUZZ_SCALE=20 HYPOTHESIS_PROFILE=dev $(PYTHON) -m pytest -q -m fuzz \
+		--hypothesis-show-statistics -p no:cacheprovider tests
 
 # The wheel installed into a fresh virtualenv outside the checkout (also run by .ci/run).
 wheel-check:

@@ -44,7 +44,8 @@ FIELDS = ("x", "y", "z")
 ENGINES = ("reference", "table", "codegen")
 
 
-pytestmark = pytest.mark.usefixtures("codegen_cache")
+# Special values on every engine are part of the fault-and-fuzz suite (`make fuzz`).
+pytestmark = [pytest.mark.usefixtures("codegen_cache"), pytest.mark.fuzz]
 
 
 def bits(values: np.ndarray) -> np.ndarray:
