@@ -729,7 +729,10 @@ def _float_column(data: Any, label: str) -> np.ndarray:
     if isinstance(data, np.ndarray):
         array = data
     else:
-        array = np.asarray(data)
+        try:
+            array = np.asarray(data)
+        except ValueError:  # ragged rows ([[], [0]]): objects, each reported below
+            array = np.asarray(data, dtype=object)
         if array.dtype.kind not in "biuf":
             # Mixed lists become strings in numpy ([1.0, "a"] -> ["1.0", "a"]): keep the
             # items as they are, so the error below names the row that is not a number.
