@@ -43,7 +43,8 @@ with ``--time COL`` in the order of that column within each key, equal times
 by :mod:`qre.runtime.order`'s rule (``--tiebreak`` columns, the tag, the ``--value``
 columns, then input order) — the rule of every entry point, Spark's
 included. Times are numbers (int/float), datetimes (Parquet timestamps) or,
-in CSV, text read as numbers or ISO 8601 datetimes (no offset: UTC).
+in CSV, text read as numbers or ISO 8601 datetimes (no offset: UTC). Parquet
+key and tag columns of numbers keep their identity (:mod:`qre.runtime.keys`).
 ``--input -`` reads CSV from stdin; ``--output -`` (or no ``--output``)
 writes CSV to stdout. A timed query (windows, a clock, ``within``) writes
 the rows it emits instead: key, stamp, tag, the event row's other columns
@@ -91,7 +92,7 @@ from ._version import __version__
 from .api import qre
 from .language.clock import UNIT_NS
 from .language.errors import QreError
-from .runtime import frames
+from .runtime import columns, frames
 from .runtime.monitor import ENGINES, Monitor
 from .runtime.output import check_no_collision, result_columns
 from .runtime.progress import Progress, configure_logging
@@ -568,6 +569,7 @@ def _read_frame(path: str, text_columns: Sequence[str] = ()) -> pd.DataFrame:
     CSV cells of ``text_columns`` (the tag and key columns) are read as the
     text written: pandas would otherwise turn a tag ``NA`` or ``null`` into a
     missing value and merge keys ``007`` and ``7``. An empty cell is ``""``.
+    Parquet numbers of those columns keep their identity too (:func:`_read_parquet`).
     """
     stdin = path == "-"
     suffix = ".csv" if stdin else Path(path).suffix.lower()
@@ -579,11 +581,29 @@ def _read_frame(path: str, text_columns: Sequence[str] = ()) -> pd.DataFrame:
         if suffix == ".csv":
             return pd.read_csv(sys.stdin if stdin else path,
                                converters={c: str for c in text_columns})
-        return pd.read_parquet(path)
+        return _read_parquet(path, text_columns)
     except FileNotFoundError as e:
         raise UsageError(f"cannot read {name}: no such file") from e
     except (OSError, ValueError, pd.errors.ParserError) as e:  # EmptyDataError is a ValueError
         raise UsageError(f"cannot read {name}: {_one_line(str(e)) or type(e).__name__}") from e
+
+
+def _read_parquet(path: str, exact_columns: Sequence[str]) -> pd.DataFrame:
+    """A Parquet file as pandas reads it, but for the numeric ``exact_columns`` (the key
+    and tag) with nulls: pandas would make floats of integers (merging keys 2**53 and
+    2**53 + 1) and NaN of a float's null (merging it with NaN, another key:
+    :mod:`qre.runtime.keys`); they become pandas' nullable Int64 / Float64 instead."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    frame = table.to_pandas()
+    for name in exact_columns:
+        if name in table.column_names and table.column(name).null_count and (
+                pa.types.is_integer(table.column(name).type)
+                or pa.types.is_floating(table.column(name).type)):
+            frame[name] = columns.column(table.column(name), name, exact=True)
+    return frame
 
 
 def _cmd_run(args: argparse.Namespace) -> int:

@@ -250,7 +250,7 @@ def frame_rows(plan: Plan, key: Any, events: pd.DataFrame | None, status: np.nda
     columns: dict[str, Any] = {}
     for c in plan.shown:
         if c == plan.key:
-            columns[c] = [plain(key)] * n
+            columns[c] = _key_cells(key, n)
         elif c == plan.tag and tags is not None:
             columns[c] = tags
         elif c == plan.time and times is not None:
@@ -270,6 +270,16 @@ def frame_rows(plan: Plan, key: Any, events: pd.DataFrame | None, status: np.nda
     if late is not None:
         columns[plan.added(LATE)] = np.broadcast_to(late, n).copy()
     return pd.DataFrame(columns)
+
+
+def _key_cells(key: Any, n: int) -> Any:
+    """The key column of ``n`` output rows. A NaN key is pandas' ``Float64`` with the NaN
+    unmasked: Spark writes a NaN of a plain float column as null, and the NaN key is not
+    the null key (:mod:`qre.runtime.keys`)."""
+    key = plain(key)
+    if isinstance(key, float) and math.isnan(key):
+        return pd.arrays.FloatingArray(np.full(n, np.nan), np.zeros(n, dtype=bool))
+    return [key] * n
 
 
 def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -309,10 +319,7 @@ def time_ordered(events: pd.DataFrame, plan: Plan) -> pd.DataFrame:
 
     Stable, so rows equal in all these columns keep their input order: the
     order of ``sort_values(plan.order, kind="mergesort", na_position="last")``,
-    computed as one ``np.lexsort`` — of numeric and datetime columns as they
-    are (numpy sorts NaN and NaT last), of other columns by their sorted factor
-    codes (NA last) — which costs a third of pandas' multi-column sort on a
-    key's few rows (monitor_stream sorts once per key and micro-batch).
+    computed as one ``np.lexsort`` (:func:`order_of`).
 
     >>> plan = Plan("", ("a", "b"), "k", "t", "tag", ("v",), (), True, (), "table", "error")
     >>> frame = pd.DataFrame({"t": [2, 1, 1, 1], "tag": ["a", "b", "a", "a"],
@@ -322,6 +329,16 @@ def time_ordered(events: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     """
     if len(events) < 2:
         return events.reset_index(drop=True)
+    return events.take(order_of(events, plan)).reset_index(drop=True)
+
+
+def order_of(events: pd.DataFrame, plan: Plan) -> np.ndarray:
+    """The permutation putting one key's events in :func:`time_ordered`'s order.
+
+    One ``np.lexsort`` — of numeric and datetime columns as they are (numpy sorts
+    NaN and NaT last), of other columns by their sorted factor codes (NA last) —
+    which costs a third of pandas' multi-column sort on a key's few rows
+    (monitor_stream sorts once per key and micro-batch)."""
     keys = []
     for column in reversed(plan.order):  # np.lexsort sorts by its last key first
         values = events[column].to_numpy()
@@ -330,7 +347,7 @@ def time_ordered(events: pd.DataFrame, plan: Plan) -> pd.DataFrame:
         else:
             codes, uniques = pd.factorize(values, sort=True)
             keys.append(np.where(codes < 0, len(uniques), codes))  # NA (code -1) last
-    return events.take(np.lexsort(keys)).reset_index(drop=True)
+    return np.lexsort(keys) if keys else np.arange(len(events))
 
 
 def event_data(events: pd.DataFrame, plan: Plan) -> Any:

@@ -651,6 +651,30 @@ def test_run_bad_times_exit_2(capsys, tmp_path, cells, needles):
                                "--value", "v", "--time", "t"), *needles, "0-based")
 
 
+def test_run_parquet_keys_keep_their_identity(capsys, tmp_path):
+    """Issue 19, points 1 and 2: a Parquet long key column with a null became floats
+    (2**53 + 1 merged into 2**53, written 9007199254740992.0) and a double's null NaN
+    (merged with the NaN key)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    big = 2**53
+    cases = [(pa.array([big, big + 1, None], pa.int64()), ["9007199254740992",
+                                                           "9007199254740993", ""]),
+             (pa.array([float("nan"), None, float("nan")], pa.float64(), from_pandas=False),
+              ["nan", "", "nan"])]
+    for keys, written in cases:
+        pq.write_table(pa.table({"k": keys, "t": [1, 2, 3], "tag": ["a"] * 3,
+                                 "v": [1.0, 5.0, 7.0]}), tmp_path / "e.parquet")
+        code, out, _ = run_cli(capsys, "run", DIGITS, "--input", str(tmp_path / "e.parquet"),
+                               "--key", "k", "--time", "t", "--value", "v")
+        assert code == 0
+        rows = pd.read_csv(io.StringIO(out), dtype={"k": str}, keep_default_na=False)
+        assert rows["k"].tolist() == written
+        assert rows["value"].tolist() == ([1.0, 5.0, 7.0] if written[0] != "nan"
+                                          else [1.0, 5.0, 17.0])
+
+
 def test_run_nan_time_in_parquet_exits_2(capsys, tmp_path):
     frame = pd.DataFrame({"tag": ["a"] * 3, "v": [1, 2, 3], "t": [1.0, 2.0, float("nan")],
                           "d": pd.to_datetime(["2024-01-01", None, "2024-01-02"])})

@@ -54,6 +54,7 @@ from dt.windows import TICK
 from ..language.clock import clock_steps
 from ..language.patterns import CLOCK_FIELD, WITHIN_PREFIX, durations
 from . import columns
+from .keys import stream_ids
 from .order import processing_order, tiebreak_columns, value_columns
 from .times import TimeScale, event_times
 
@@ -112,7 +113,7 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     if undefined not in ("drop", "keep"):
         raise ValueError(f"undefined must be 'drop' or 'keep', got {undefined!r}")
     chosen = m.resolve_engine(engine)
-    times, keys = columns.column(times, "times"), columns.column(keys, "keys")
+    times, keys = columns.column(times, "times"), columns.column(keys, "keys", exact=True)
     values = columns.values(values)
     clock_times, scale = event_times(times, time_unit)
     n = len(clock_times)
@@ -189,17 +190,14 @@ def _steps(m: Monitor, key: np.ndarray, time: np.ndarray, scale: TimeScale,
 
 
 def _keys(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Stream ids and each stream's key (:mod:`qre.runtime.keys`' rule); one stream
+    without keys."""
     if keys is None:
         return np.zeros(n, dtype=np.int64), np.array([None] * min(n, 1), dtype=object)
-    if not hasattr(keys, "__len__"):
-        keys = list(keys)
-    integers = isinstance(keys, np.ndarray | pd.Series) and keys.dtype.kind in "iu"
-    # Integers factorize as they are (as objects they would hash as Python ints, 5x slower).
-    ids, uniques = pd.factorize(keys if integers else pd.Series(keys, dtype=object),
-                                use_na_sentinel=False)
+    ids, values = stream_ids(keys)
     if len(ids) != n:
         raise ValueError(f"keys has {len(ids)} entries but there are {n} times")
-    return ids.astype(np.int64), np.asarray(uniques, dtype=object)
+    return ids, values
 
 
 def _with_time(m: Monitor, values: Any, times: np.ndarray, scale: TimeScale) -> Any:
