@@ -216,7 +216,8 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
         raise ValueError("monitor_stream: lateness needs a watermark (an event is accepted "
                          "while the watermark is below its time plus the lateness)")
     plan = make_plan("monitor_stream", df, monitor, key, time, tag, value, tiebreak, engine,
-                     unknown_tags, timed=True, keep=keep, prefix=prefix, added=[LATE])
+                     unknown_tags, timed=True, keep=keep, prefix=prefix, added=[LATE],
+                     stamped=is_timed(monitor))
     rules = _rules(monitor, df.schema[time].dataType, time_unit, delay_us is not None, ttl_us,
                    late, lateness_us)
     key_text = _key_text(F.col(key), df.schema[key].dataType)

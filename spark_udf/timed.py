@@ -72,7 +72,7 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     windows = monitor.clock is not None and monitor.clock.window_ns is not None
     plan = make_plan("monitor_timed", df, monitor, key, time, tag, value, tiebreak, engine,
                      unknown_tags, timed=True, keep=keep, prefix=prefix,
-                     added=[START] if windows else [])
+                     added=[START] if windows else [], stamped=True)
     if len(plan.outputs) != 1:
         raise ValueError(f"monitor_timed needs a monitor with one output, this one has "
                          f"{len(plan.outputs)}")
