@@ -43,8 +43,10 @@ with ``--time COL`` in the order of that column within each key, equal times
 by :mod:`qre.runtime.order`'s rule (``--tiebreak`` columns, the tag, the ``--value``
 columns, then input order) — the rule of every entry point, Spark's
 included. Times are numbers (int/float), datetimes (Parquet timestamps) or,
-in CSV, text read as numbers or ISO 8601 datetimes (no offset: UTC). Parquet
-key and tag columns of numbers keep their identity (:mod:`qre.runtime.keys`).
+in CSV, text read as numbers or ISO 8601 datetimes (no offset: UTC); a time
+the runtime refuses (a boolean, out of range: :class:`qre.runtime.times.TimeError`)
+is an error naming the ``--time`` column and the row. Parquet key and tag columns
+of numbers keep their identity (:mod:`qre.runtime.keys`).
 ``--input -`` reads CSV from stdin; ``--output -`` (or no ``--output``)
 writes CSV to stdout. A timed query (windows, a clock, ``within``) writes
 the rows it emits instead: key, stamp, tag, the event row's other columns
@@ -72,7 +74,8 @@ import logging
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -97,6 +100,7 @@ from .runtime.monitor import ENGINES, Monitor
 from .runtime.output import check_no_collision, result_columns
 from .runtime.progress import Progress, configure_logging
 from .runtime.timed import input_tags, is_timed
+from .runtime.times import TimeError
 
 __all__ = ["UsageError", "build_parser", "main"]
 
@@ -532,8 +536,9 @@ the --tiebreak columns, then the tag, then the --value columns, then input
 order -- the rule of every qre entry point (Spark's too: it has no input
 order, so the rule looks at the rows' contents first). Times are numbers (int
 or float) or datetimes: Parquet timestamps, or in CSV ISO 8601 text
-(2024-05-01T12:00:00+02:00; no offset means UTC). A missing or unparsable
-time is an error.
+(2024-05-01T12:00:00+02:00; no offset means UTC). A missing, unparsable or
+boolean time is an error, and so is one of a timed query 2**62 time units or
+more from the epoch (or infinite).
 
 data: CSV tag and key cells are read as text, exactly as written. Without
 --tag and without a tag column, a query whose events have a single tag gives
@@ -646,8 +651,10 @@ def _run_rows(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame,
     times = (None if args.time is None else
              frames.event_times(frames.get_column(frame, args.time, "--time"), args.time))
     # Skipped events keep the configuration; Monitor repeats the previous output for them.
-    out = m.run_keys(keys, tags, values, times=times, tiebreak=_tiebreak(args, frame),
-                     engine=args.engine, unknown_tags="skip" if args.skip_unknown else "error")
+    with _time_rows(args.time):
+        out = m.run_keys(keys, tags, values, times=times, tiebreak=_tiebreak(args, frame),
+                         engine=args.engine,
+                         unknown_tags="skip" if args.skip_unknown else "error")
     result = frame.copy()
     for name, column in out.to_pandas(args.prefix).items():
         result[name] = column.to_numpy()
@@ -715,11 +722,25 @@ def _run_timed(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame,
     keys = (None if args.key is None
             else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
     times = frames.event_times(frames.get_column(frame, args.time, "--time"), args.time)
-    rows = m.run_timed(times, tags, frames.event_values(m, frame, args.value or []),
-                       keys=keys, time_unit=args.time_unit, engine=args.engine,
-                       unknown_tags="skip" if args.skip_unknown else "error",
-                       tiebreak=_tiebreak(args, frame))
+    with _time_rows(args.time):
+        rows = m.run_timed(times, tags, frames.event_values(m, frame, args.value or []),
+                           keys=keys, time_unit=args.time_unit, engine=args.engine,
+                           unknown_tags="skip" if args.skip_unknown else "error",
+                           tiebreak=_tiebreak(args, frame))
     return _with_input_columns(rows, frame, args)
+
+
+@contextmanager
+def _time_rows(name: str | None) -> Iterator[None]:
+    """A time the runtime refuses (a boolean, out of range: :class:`TimeError`) as a data
+    error naming the --time column and the input row (the runtime gets the whole column,
+    so its row is the data row)."""
+    try:
+        yield
+    except TimeError as e:
+        place = (f"--time column {name!r}" if e.row is None
+                 else frames.where("--time", str(name), e.row))
+        raise frames.FrameError(f"{place}: {e.reason}") from None
 
 
 def _with_input_columns(rows: pd.DataFrame, frame: pd.DataFrame,

@@ -110,6 +110,9 @@ METRICS = "qre_monitor"
 SIDECAR = "qre-monitor.json"
 """The file in a checkpoint directory that records which monitor wrote it."""
 
+_TIME_LIMIT = 2**62
+"""Times in µs lie strictly within ±_TIME_LIMIT (:mod:`qre.runtime.times`' range)."""
+
 KEY_TEXT = "__qre_key"
 """The grouping column of a numeric key: its text (module docstring, "Keys")."""
 
@@ -229,9 +232,9 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     events = df.select(*plan.columns)
     if rules.timed and delay_us is None:
         events = events.withColumn(TIME_US, _time_us(F.col(time), df.schema[time].dataType,
-                                                     time_unit))
+                                                     time_unit, time, F.col(key)))
     if delay_us is not None:
-        micros = _time_us(F.col(time), df.schema[time].dataType, time_unit)
+        micros = _time_us(F.col(time), df.schema[time].dataType, time_unit, time, F.col(key))
         # Spark's watermark needs a timestamp column; the operator gets the times in µs
         # in a plain column instead, so that Spark does not drop rows it calls late: the
         # monitor flags them itself.
@@ -342,20 +345,33 @@ def duration_us(x: Any, what: str) -> int:
     return int(us)
 
 
-def _time_us(column: Any, dtype: Any, unit: str) -> Any:
-    """Event times in whole microseconds since the epoch, as a long column."""
+def _time_us(column: Any, dtype: Any, unit: str, name: str, key: Any) -> Any:
+    """Event times in whole microseconds since the epoch, as a long column.
+
+    A number whose count of µs is not within ±2**62 (qre.runtime.times' range: ±inf,
+    1e20 s, a long near its limits), or a NaN, fails the query naming the column
+    ``name`` and the row's ``key``, before any cast could overflow (or, without ANSI
+    mode, wrap); a null time reaches the monitor, which names it."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import DecimalType, FractionalType, IntegralType
 
+    factor = TIME_UNITS[unit]
     if isinstance(dtype, IntegralType):
-        factor = TIME_UNITS[unit]
-        return (column * factor if factor else F.floor(column / 1000)).cast("long")
-    if isinstance(dtype, FractionalType | DecimalType):
+        micros = (column * factor if factor else F.floor(column / 1000)).cast("long")
+        bound = -(-_TIME_LIMIT // factor) if factor else None  # ns / 1000 always fits
+        out = None if bound is None else (column >= bound) | (column <= -bound)
+    elif isinstance(dtype, FractionalType | DecimalType):
         # qre.runtime.times' rule: the float product, to the nearest, ties to even (bround).
-        factor = TIME_UNITS[unit]
-        number = column.cast("double")
-        return (F.bround(number * factor) if factor else F.floor(number / 1000)).cast("long")
-    return F.unix_micros(column.cast("timestamp"))
+        count = column.cast("double") * factor if factor else column.cast("double") / 1000
+        micros = (F.bround(count) if factor else F.floor(count)).cast("long")
+        out = F.isnan(count) | (count >= float(_TIME_LIMIT)) | (count <= -float(_TIME_LIMIT))
+    else:
+        return F.unix_micros(column.cast("timestamp"))
+    if out is None:
+        return micros
+    message = F.format_string(f"monitor_stream: column {name!r} (time), key %s: %s is not a "
+                              f"time within 2**62 µs of the epoch", key, column)
+    return F.when(out, F.raise_error(message)).otherwise(micros)
 
 
 def _use_rocksdb(spark: Any) -> None:

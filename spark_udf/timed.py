@@ -31,6 +31,7 @@ import numpy as np
 from qre.language.clock import UNIT_NS
 from qre.runtime.keys import stream_ids
 from qre.runtime.monitor import Monitor
+from qre.runtime.times import TimeError
 
 from .plan import (
     START,
@@ -113,6 +114,8 @@ def _run_partition(batches: Iterator[Any], plan: Plan, options: tuple[tuple[str,
     try:
         out = m.run_timed(table.column(plan.time), events[plan.tag].to_numpy(dtype=object),
                           event_data(events, plan), keys=ids, tiebreak=ties, **run_options)
+    except TimeError as e:
+        raise _time_error(e, table, plan) from None
     except ValueError as e:
         raise ValueError(f"monitor_timed (rows of one partition): {e}") from None
     arrow = to_arrow_schema(schema, timezone=plan.timezone)
@@ -139,3 +142,12 @@ def _run_partition(batches: Iterator[Any], plan: Plan, options: tuple[tuple[str,
     columns += [pa.array(out["status"].to_numpy().astype(np.int8)),
                 pa.array(out["value"].to_numpy())]
     yield pa.RecordBatch.from_arrays(columns, schema=arrow)
+
+
+def _time_error(e: TimeError, table: Any, plan: Plan) -> ValueError:
+    """A time ``run_timed`` refused, named by its column and key (a partition's row
+    number means nothing to the user)."""
+    where = f"column {plan.time!r} (time)"
+    if e.row is not None:
+        where += f", key {table.column(plan.key)[e.row].as_py()!r}"
+    return ValueError(f"monitor_timed: {where}: {e.reason}")

@@ -545,6 +545,9 @@ def test_run_bad_files_exit_2(capsys, events, tmp_path):
 
 DIGITS = "alphabet a, b; iter(or(atom(a, cur), atom(b, cur)), 0, (x, y) -> x * 10 + y)"
 """Order-sensitive: the output spells the values of the events read, in the order read."""
+WINDOW = "alphabet a; aggregate(sum(cur), 2s)"
+PERIOD = "alphabet a; period 1s; iter(or(atom(a, cur), atom(tick, 0)), 0, +)"
+"""A clock without a horizon: every idle tick is made."""
 
 
 def write_csv(path: Path, text: str) -> Path:
@@ -649,6 +652,27 @@ def test_run_bad_times_exit_2(capsys, tmp_path, cells, needles):
     frame.to_csv(tmp_path / "e.csv", index=False)
     assert_user_error(*run_cli(capsys, "run", DIGITS, "--input", str(tmp_path / "e.csv"),
                                "--value", "v", "--time", "t"), *needles, "0-based")
+
+
+@pytest.mark.parametrize("query, cells, needles", [
+    (DIGITS, ["true", "false", "true"], ["--time column 't'", "booleans are not times"]),
+    (WINDOW, ["1", "1e20", "3"], ["--time column 't', row 1", "1e+20 is out of range"]),
+    (WINDOW, ["1", "inf", "3"], ["--time column 't', row 1", "inf is not a time"]),
+    (WINDOW, ["1", "9223372036854775807", "3"], ["row 1", "out of range"]),
+    (DIGITS, ["1", "18446744073709551000", "3"], ["--time column 't', row 1",
+                                                  "beyond int64"]),
+    (PERIOD, ["0", "100000000000", "1"], ["tick 99,999,999,999 times in the idle gap",
+                                          "10,000,000"]),
+])
+def test_run_times_that_are_not_times_exit_2(capsys, tmp_path, query, cells, needles):
+    """Issue 19, points 4, 10 and 12: booleans (a traceback before), times beyond
+    ±2**62 δ (stamps near -9.2e18 before) and uint64 beyond int64 (ordered as negative),
+    an idle gap needing more ticks than the limit (a MemoryError): one line naming the
+    column (and the row)."""
+    frame = pd.DataFrame({"tag": ["a"] * 3, "v": [1, 2, 3], "t": cells})
+    frame.to_csv(tmp_path / "e.csv", index=False)
+    assert_user_error(*run_cli(capsys, "run", query, "--input", str(tmp_path / "e.csv"),
+                               "--value", "v", "--time", "t"), *needles)
 
 
 def test_run_parquet_keys_keep_their_identity(capsys, tmp_path):

@@ -1,13 +1,17 @@
-"""Spark columns of the wrong type (issue 19, points 5 and 10).
+"""Spark columns of the wrong type, and times out of range (issue 19, points 4, 5 and 10).
 
 Column types are checked on the driver, before any job, by every entry point: a time
 that is not a number or a timestamp (Spark sorted string times as text, "10" before
 "9"; a boolean time raised a bare StopIteration in a worker), a value that is not a
 number (strings were parsed, timestamps read as microseconds), a date or decimal time
-where a timed run writes stamps back in the column's type.
+where a timed run writes stamps back in the column's type. A time that
+``run_timed`` refuses on a worker (±inf, beyond ±2**62 δ) fails the job naming the
+column and the key (it was an internal Arrow error, or stamps near -9.2e18).
 """
 
 from __future__ import annotations
+
+import math
 
 import pytest
 
@@ -56,3 +60,43 @@ def test_times_that_cannot_hold_stamps_are_refused_where_stamps_are_written(spar
             monitor_timed(typed, WINDOW, "k", "t", "tag", "v")
         assert [r.value for r in monitor_frame(typed, DIGITS, "k", "t", "tag",
                                                "v").collect()] == [1.0]
+
+
+@pytest.mark.parametrize("schema, time", [("double", math.inf), ("double", 1e20),
+                                          ("long", 2**63 - 1)])
+def test_monitor_timed_names_the_column_and_key_of_a_time_out_of_range(spark, schema,  # type: ignore[no-untyped-def]
+                                                                       time) -> None:
+    from pyspark.errors import PythonException
+
+    df = spark.createDataFrame([("u", type(time)(1), "a", 1.0), ("u", time, "a", 2.0)],
+                               f"k string, t {schema}, tag string, v double")
+    with pytest.raises(PythonException, match=r"monitor_timed: column 't' \(time\), key 'u': "
+                                              r".* (is out of range|is not a time)"):
+        monitor_timed(df, WINDOW, "k", "t", "tag", "v").collect()
+
+
+@pytest.mark.parametrize("schema, time, options", [
+    ("double", 1e20, {"watermark": "5 seconds"}), ("double", math.nan, {}),
+    ("long", 2**63 - 1, {})])
+def test_a_stream_names_the_column_and_key_of_a_time_out_of_range(spark, tmp_path, schema,  # type: ignore[no-untyped-def]
+                                                                 time, options) -> None:
+    """A timed stream's times in µs: Spark's cast failed without naming the column (or,
+    without ANSI mode, wrapped); now the query fails naming the column and the key."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    from pyspark.errors import StreamingQueryException
+
+    from spark_udf import monitor_stream
+
+    (tmp_path / "in").mkdir()
+    kind = pa.float64() if schema == "double" else pa.int64()
+    pq.write_table(pa.table({"k": ["u", "u"], "t": pa.array([1, time], kind), "tag": ["a", "a"],
+                             "v": [1.0, 2.0]}), tmp_path / "in" / "b.parquet")
+    df = spark.readStream.schema(f"k string, t {schema}, tag string, v double").parquet(
+        str(tmp_path / "in"))
+    query = monitor_stream(df, WINDOW, "k", "t", "tag", "v", checkpoint=str(tmp_path / "c"),
+                           output=str(tmp_path / "out"), trigger={"availableNow": True},
+                           **options)
+    with pytest.raises(StreamingQueryException, match=r"monitor_stream: column 't' \(time\), "
+                                                      r"key u: .* is not a time within 2\*\*62"):
+        query.awaitTermination()

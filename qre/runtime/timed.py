@@ -51,12 +51,12 @@ import pandas as pd
 
 from dt.windows import TICK
 
-from ..language.clock import clock_steps
+from ..language.clock import TicksOverflow, TooManyTicks, clock_steps, format_duration
 from ..language.patterns import CLOCK_FIELD, WITHIN_PREFIX, durations
 from . import columns
 from .keys import stream_ids
 from .order import processing_order, tiebreak_columns, value_columns
-from .times import TimeScale, event_times
+from .times import TimeError, TimeScale, event_times
 
 if TYPE_CHECKING:
     from .monitor import Monitor
@@ -133,7 +133,18 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
         # Predicates on plain cur read the column itself (the DT may read the time fields).
         scalar = m.derivation.predicates.reads_scalar_cur
         codes = m.derivation.apply(codes, values if scalar else timed_values)
-    steps = _steps(m, key_ids[order], clock_times[order], scale, watermark)
+    try:
+        steps = _steps(m, key_ids[order], clock_times[order], scale, watermark)
+    except TooManyTicks as e:
+        key = "" if keys is None else f"key {key_values[e.key]!r}"
+        start, end = (str(t) for t in scale.stamps(np.array([e.start, e.end])))
+        raise ValueError(e.described(key, start, end)) from None
+    except TicksOverflow as e:  # a time row, named like the other times out of range
+        row = int(order[e.index])
+        stamp = scale.stamps(np.array([e.time]))[0]
+        raise TimeError(row, stamp, f"{stamp} is too late for the clock: its ticks (every "
+                                    f"{format_duration(m.clock.period_ns)}) after it would "
+                                    f"pass the largest time int64 holds") from None
     rows = np.where(steps.event >= 0, order[np.maximum(steps.event, 0)], -1)
     is_tick = rows < 0
     step_codes = np.where(is_tick, m.alphabet.index(TICK) if TICK in m.alphabet else 0,
