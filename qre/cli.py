@@ -43,7 +43,10 @@ with ``--time COL`` in the order of that column within each key, equal times
 by :mod:`qre.runtime.order`'s rule (``--tiebreak`` columns, the tag, the ``--value``
 columns, then input order) — the rule of every entry point, Spark's
 included. Times are numbers (int/float), datetimes (Parquet timestamps) or,
-in CSV, text read as numbers or ISO 8601 datetimes (no offset: UTC).
+in CSV, text read as numbers or ISO 8601 datetimes (no offset: UTC); a time
+the runtime refuses (a boolean, out of range: :class:`qre.runtime.times.TimeError`)
+is an error naming the ``--time`` column and the row. Parquet key and tag columns
+of numbers keep their identity (:mod:`qre.runtime.keys`).
 ``--input -`` reads CSV from stdin; ``--output -`` (or no ``--output``)
 writes CSV to stdout. A timed query (windows, a clock, ``within``) writes
 the rows it emits instead: key, stamp, tag, the event row's other columns
@@ -71,7 +74,8 @@ import logging
 import math
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -91,11 +95,12 @@ from ._version import __version__
 from .api import qre
 from .language.clock import UNIT_NS
 from .language.errors import QreError
-from .runtime import frames
+from .runtime import columns, frames
 from .runtime.monitor import ENGINES, Monitor
 from .runtime.output import check_no_collision, result_columns
 from .runtime.progress import Progress, configure_logging
 from .runtime.timed import input_tags, is_timed
+from .runtime.times import TimeError
 
 __all__ = ["UsageError", "build_parser", "main"]
 
@@ -531,8 +536,9 @@ the --tiebreak columns, then the tag, then the --value columns, then input
 order -- the rule of every qre entry point (Spark's too: it has no input
 order, so the rule looks at the rows' contents first). Times are numbers (int
 or float) or datetimes: Parquet timestamps, or in CSV ISO 8601 text
-(2024-05-01T12:00:00+02:00; no offset means UTC). A missing or unparsable
-time is an error.
+(2024-05-01T12:00:00+02:00; no offset means UTC). A missing, unparsable or
+boolean time is an error, and so is one of a timed query 2**62 time units or
+more from the epoch (or infinite).
 
 data: CSV tag and key cells are read as text, exactly as written. Without
 --tag and without a tag column, a query whose events have a single tag gives
@@ -571,7 +577,8 @@ def _read_frame(path: str, text_columns: Sequence[str] = ()) -> pd.DataFrame:
     Numbers are read as Python reads them (``float_precision="round_trip"``:
     pandas' default parser is an ulp off on about one number in four); a number
     beyond the largest float stays text here and :func:`frames.parse_numbers`
-    reads it as ±inf.
+    reads it as ±inf. Parquet numbers of those columns keep their identity too
+    (:func:`_read_parquet`).
     """
     stdin = path == "-"
     suffix = ".csv" if stdin else Path(path).suffix.lower()
@@ -583,11 +590,29 @@ def _read_frame(path: str, text_columns: Sequence[str] = ()) -> pd.DataFrame:
         if suffix == ".csv":
             return pd.read_csv(sys.stdin if stdin else path, float_precision="round_trip",
                                converters={c: str for c in text_columns})
-        return pd.read_parquet(path)
+        return _read_parquet(path, text_columns)
     except FileNotFoundError as e:
         raise UsageError(f"cannot read {name}: no such file") from e
     except (OSError, ValueError, pd.errors.ParserError) as e:  # EmptyDataError is a ValueError
         raise UsageError(f"cannot read {name}: {_one_line(str(e)) or type(e).__name__}") from e
+
+
+def _read_parquet(path: str, exact_columns: Sequence[str]) -> pd.DataFrame:
+    """A Parquet file as pandas reads it, but for the numeric ``exact_columns`` (the key
+    and tag) with nulls: pandas would make floats of integers (merging keys 2**53 and
+    2**53 + 1) and NaN of a float's null (merging it with NaN, another key:
+    :mod:`qre.runtime.keys`); they become pandas' nullable Int64 / Float64 instead."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(path)
+    frame = table.to_pandas()
+    for name in exact_columns:
+        if name in table.column_names and table.column(name).null_count and (
+                pa.types.is_integer(table.column(name).type)
+                or pa.types.is_floating(table.column(name).type)):
+            frame[name] = columns.column(table.column(name), name, exact=True)
+    return frame
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -630,8 +655,10 @@ def _run_rows(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame,
     times = (None if args.time is None else
              frames.event_times(frames.get_column(frame, args.time, "--time"), args.time))
     # Skipped events keep the configuration; Monitor repeats the previous output for them.
-    out = m.run_keys(keys, tags, values, times=times, tiebreak=_tiebreak(args, frame),
-                     engine=args.engine, unknown_tags="skip" if args.skip_unknown else "error")
+    with _time_rows(args.time):
+        out = m.run_keys(keys, tags, values, times=times, tiebreak=_tiebreak(args, frame),
+                         engine=args.engine,
+                         unknown_tags="skip" if args.skip_unknown else "error")
     result = frame.copy()
     for name, column in out.to_pandas(args.prefix).items():
         result[name] = column.to_numpy()
@@ -699,11 +726,25 @@ def _run_timed(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame,
     keys = (None if args.key is None
             else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
     times = frames.event_times(frames.get_column(frame, args.time, "--time"), args.time)
-    rows = m.run_timed(times, tags, frames.event_values(m, frame, args.value or []),
-                       keys=keys, time_unit=args.time_unit, engine=args.engine,
-                       unknown_tags="skip" if args.skip_unknown else "error",
-                       tiebreak=_tiebreak(args, frame))
+    with _time_rows(args.time):
+        rows = m.run_timed(times, tags, frames.event_values(m, frame, args.value or []),
+                           keys=keys, time_unit=args.time_unit, engine=args.engine,
+                           unknown_tags="skip" if args.skip_unknown else "error",
+                           tiebreak=_tiebreak(args, frame))
     return _with_input_columns(rows, frame, args)
+
+
+@contextmanager
+def _time_rows(name: str | None) -> Iterator[None]:
+    """A time the runtime refuses (a boolean, out of range: :class:`TimeError`) as a data
+    error naming the --time column and the input row (the runtime gets the whole column,
+    so its row is the data row)."""
+    try:
+        yield
+    except TimeError as e:
+        place = (f"--time column {name!r}" if e.row is None
+                 else frames.where("--time", str(name), e.row))
+        raise frames.FrameError(f"{place}: {e.reason}") from None
 
 
 def _with_input_columns(rows: pd.DataFrame, frame: pd.DataFrame,

@@ -22,15 +22,23 @@ How it runs (``method``). ``"sorted"``, the default: repartition by key,
 sort each partition by (key, time, ties, tag, values), and ``mapInArrow``
 over the Arrow batches, carrying a key's configuration (a
 :class:`qre.runtime.monitor.Session`) from one batch to the next; tag codes are
-computed once per batch. ``"grouped"``: ``groupBy(key).applyInPandas``, one
-pandas frame per key. Measured side by side (``benchmarks/spark_frame.py``,
-RESULTS.md: 10M events, 100k keys, ``avg_last(5, cur)``, local[*] on 2
-cores): sorted 632,000 rows/s, grouped 73,000 rows/s, because a grouped UDF
-pays Spark's and pandas' overhead once per key; an ``applyInArrow`` per key
-that only sorts the key's events already takes as long as the whole sorted
-method (621,000 rows/s), so it was not built. The equivalent native Spark SQL
-window runs at 1,046,000 rows/s, a plain-Python ``applyInPandas`` loop at
-119,000.
+computed once per batch. ``"grouped"``: ``groupBy(key).applyInArrow``, one
+Arrow table per key, sorted, then run as a sorted partition holding one key.
+Measured side by side (``benchmarks/spark_frame.py``, RESULTS.md: 10M events,
+100k keys, ``avg_last(5, cur)``, local[*] on 2 cores): sorted 632,000 rows/s,
+grouped 73,000 rows/s when it was an ``applyInPandas`` (a grouped UDF pays
+Spark's overhead once per key); an ``applyInArrow`` per key that only sorts
+the key's events takes as long as the whole sorted method (621,000 rows/s), so
+sorted stays the default. (``applyInArrow`` replaced ``applyInPandas`` for
+exactness, issue 19; at 1M events and 10k keys, side by side on the shared 2
+cores, it ran at 70,000 rows/s where ``applyInPandas`` ran at 25,000.) The
+equivalent native Spark SQL window runs at 1,046,000 rows/s, a plain-Python
+``applyInPandas`` loop at 119,000.
+
+Keys and columns stay exact (issue 19): keys are told apart on the Arrow
+columns by :mod:`qre.runtime.keys`' rule, Spark's own (a pandas view would make
+a long column with a null into floats and a double's null into NaN), and the
+input columns go back as the Arrow columns they came in, NaN and nulls apart.
 
 How monitors travel (:mod:`spark_udf.plan`). The driver ships the DT as
 JSON (exact: terms print and parse back unchanged); each Python worker
@@ -47,24 +55,20 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
+from qre.runtime.keys import same_key, stream_ids
 from qre.runtime.monitor import Monitor, tag_codes
 
 from .plan import (
     Plan,
     event_data,
-    is_null,
     make_plan,
-    nan_for_null,
     null_time_error,
+    order_of,
     output_fields,
-    plain,
     spark_frame,
     spark_sort_columns,
     take_rows,
-    text,
-    time_ordered,
     worker_monitor,
 )
 
@@ -73,8 +77,8 @@ __all__ = ["monitor_frame"]
 METHODS = ("sorted", "grouped")
 """How :func:`monitor_frame` runs: ``"sorted"`` (repartition by key, sort
 within partitions, ``mapInArrow`` over Arrow batches carrying each key's
-configuration across batches) or ``"grouped"`` (``groupBy(key).applyInPandas``,
-one pandas frame per key)."""
+configuration across batches) or ``"grouped"`` (``groupBy(key).applyInArrow``,
+one Arrow table per key)."""
 
 
 def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
@@ -94,9 +98,10 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     outputs; every added name starts with ``prefix``, and may not be the name of
     an input column output beside it). ``df`` may be a pandas DataFrame: it is
     converted with the active Spark session. Raises ValueError at once for a
-    missing column, a name collision or value columns that do not match what the
-    query reads; data errors (a null time, an unknown tag) fail the job with a
-    message naming the key and the column.
+    missing column, a column of the wrong type (a time that is not a number or a
+    timestamp, a value that is not a number), a name collision or value columns
+    that do not match what the query reads; data errors (a null time, an unknown
+    tag) fail the job with a message naming the key and the column.
     """
     from pyspark.sql.types import StructType
 
@@ -108,10 +113,10 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     schema = StructType(output_fields(df.schema, plan))
     events = df.select(*plan.columns)
     if method == "grouped":
-        def run_group(pdf: pd.DataFrame) -> pd.DataFrame:
-            return _run_group(pdf, plan)
+        def run_group(table: Any) -> Any:
+            return _run_group(table, plan, schema)
 
-        return nan_for_null(events.groupBy(key).applyInPandas(run_group, schema), plan)
+        return events.groupBy(key).applyInArrow(run_group, schema)
     ordered = events.repartition(key).sortWithinPartitions(
         *spark_sort_columns(plan, events.schema))
 
@@ -121,32 +126,26 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     return ordered.mapInArrow(run_partition, schema)
 
 
-def _run_group(pdf: pd.DataFrame, plan: Plan) -> pd.DataFrame:
-    """One key's events: the time order of the module docstring, then the monitor."""
-    key = plain(pdf[plan.key].iloc[0])
-    if pdf[plan.time].isna().any():
-        raise null_time_error("monitor_frame", plan, key)
-    events = time_ordered(pdf, plan)
-    m = worker_monitor(plan)
-    tags = events[plan.tag].to_numpy(dtype=object)
-    try:
-        out = m.run(tags, event_data(events, plan), engine=m.resolve_engine(plan.engine),
-                    unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
-    except ValueError as e:  # positions are in the key's time order: say which key
-        raise ValueError(f"monitor_frame, key {key!r} (events in time order): {e}") from None
-    result = pd.DataFrame({c: events[plan.tag].map(text) if c == plan.tag else events[c]
-                           for c in plan.shown})
-    status = out.status.astype(np.int8).reshape(len(events), -1)
-    value = out.value.reshape(len(events), -1)
-    for j, (s, v) in enumerate(plan.result_pairs):
-        result[s], result[v] = status[:, j], value[:, j]
-    return result
+def _run_group(table: Any, plan: Plan, schema: Any) -> Any:
+    """One key's events (an Arrow table): put in the order of the module docstring, then
+    run as a sorted partition holding one key."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    rows = table.take(order_of(table.select(plan.order).to_pandas(), plan))
+    out = list(_run_partition(iter(rows.combine_chunks().to_batches()), plan, schema))
+    return pa.Table.from_batches(out, schema=to_arrow_schema(schema, timezone=plan.timezone))
 
 
 def _run_partition(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[Any]:
     """A partition sorted by (key, time, ties, tag, values): each key's rows are
     contiguous, possibly across Arrow batches, so the configuration of the key at
-    the end of a batch is carried into the next one (a :class:`qre.runtime.monitor.Session`)."""
+    the end of a batch is carried into the next one (a :class:`qre.runtime.monitor.Session`).
+
+    Keys are told apart on the Arrow column itself (:mod:`qre.runtime.keys`: a pandas
+    view would turn a long key column with a null into floats, merging 2**53 and
+    2**53 + 1, and a double key's null into NaN); the output columns are the input's
+    Arrow columns, untouched."""
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
@@ -155,13 +154,13 @@ def _run_partition(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[
     arrow_schema = to_arrow_schema(schema, timezone=plan.timezone)
     carried: tuple[Any, Any] | None = None  # (key, session) of the last key of the batch
     for batch in batches:
-        events = batch.to_pandas()
-        if len(events) == 0:
+        if batch.num_rows == 0:
             continue
+        ids, uniques = stream_ids(batch.column(plan.key))
+        events = batch.select(plan.order).to_pandas()
         if events[plan.time].isna().any():
             row = int(np.flatnonzero(events[plan.time].isna().to_numpy())[0])
-            raise null_time_error("monitor_frame", plan, events[plan.key].iloc[row])
-        ids, uniques = pd.factorize(events[plan.key], use_na_sentinel=False)
+            raise null_time_error("monitor_frame", plan, uniques[ids[row]])
         bounds = np.flatnonzero(np.diff(ids)) + 1
         starts, ends = np.r_[0, bounds], np.r_[bounds, len(events)]
         status = np.empty((len(events), len(plan.outputs)), dtype=np.int8)
@@ -172,8 +171,8 @@ def _run_partition(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[
         codes = tag_codes(tags, m.alphabet, skip_unknown=True)
         data = event_data(events, plan)
         for g, (lo, hi) in enumerate(zip(starts, ends, strict=True)):
-            key = plain(uniques[ids[lo]])
-            if carried is not None and g == 0 and _same_key(carried[0], key):
+            key = uniques[ids[lo]]
+            if carried is not None and g == 0 and same_key(carried[0], key):
                 session = carried[1]
             else:
                 session = m.session(engine=engine)
@@ -193,10 +192,3 @@ def _run_partition(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[
         for j in range(status.shape[1]):
             columns += [pa.array(status[:, j]), pa.array(value[:, j])]
         yield pa.RecordBatch.from_arrays(columns, schema=arrow_schema)
-
-
-def _same_key(a: Any, b: Any) -> bool:
-    """Key equality as Spark groups keys: all nulls (and NaNs) are one key."""
-    if is_null(a) or is_null(b):
-        return is_null(a) and is_null(b)
-    return bool(a == b)

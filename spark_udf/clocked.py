@@ -48,7 +48,7 @@ import numpy as np
 import pandas as pd
 
 from dt.windows import TICK
-from qre.language.clock import clock_steps
+from qre.language.clock import TooManyTicks, clock_steps
 from qre.language.patterns import CLOCK_FIELD, durations
 from qre.runtime.monitor import Monitor, tag_codes
 from qre.runtime.timed import TIME_FIELD
@@ -80,7 +80,11 @@ def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
         codes = codes[codes >= 0]
     times = (np.zeros(0, dtype=np.int64) if events is None
              else events[_TIME_US].to_numpy(dtype=np.int64))
-    event, step_us = _steps(rules, state.clock_us, times, watermark_us)
+    try:
+        event, step_us = _steps(rules, state.clock_us, times, watermark_us)
+    except TooManyTicks as e:  # times here are µs since the epoch
+        raise ValueError("monitor_stream: " + e.described(
+            f"key {plain(key)!r}", f"{e.start} µs", f"{e.end} µs")) from None
     if len(event) == 0:
         return state.config, state.clock_us, _rows(plan, rules, key, event, step_us, None,
                                                    np.zeros(0, np.uint8), np.zeros(0),

@@ -123,13 +123,15 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
               value: str | Sequence[str] | None, tiebreak: str | Sequence[str],
               engine: str, unknown_tags: str, *, timed: bool = False,
               keep: str | Sequence[str] | None = None, prefix: str = "",
-              added: Sequence[str] = ()) -> Plan:
+              added: Sequence[str] = (), stamped: bool = False) -> Plan:
     """Check the columns of ``df`` against the roles and the query; the worker's plan.
 
-    Raises ValueError (worded for ``caller``) for a missing column or value
-    columns that do not fit what the query reads, and — unless ``timed`` (the caller
-    runs clocks) — for a timed monitor (a clock or event times), which
-    :func:`spark_udf.monitor_timed` runs. Derived tags travel with the plan.
+    Raises ValueError (worded for ``caller``) for a missing column, a column of the
+    wrong type (:func:`_check_types`; ``stamped``: the time column's type must hold
+    the stamps of a timed run) or value columns that do not fit what the query
+    reads, and — unless ``timed`` (the caller runs clocks) — for a timed monitor (a
+    clock or event times), which :func:`spark_udf.monitor_timed` runs. Derived tags
+    travel with the plan.
     ``keep`` names the input columns output beside the results (None: all; the key,
     time and tag columns always are); a result column — ``prefix`` + status/value, and
     the ``added`` ones such as ``late`` — may not have the name of one of them.
@@ -146,6 +148,8 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
         if name not in have:
             raise ValueError(f"{caller}: no column {name!r} for {role} in the DataFrame "
                              f"(columns: {', '.join(df.columns)})")
+    if hasattr(df, "sparkSession"):  # (the stream simulator of the tests plans on pandas)
+        _check_types(caller, df.schema, time, values, stamped)
     source = monitor.unoptimized or monitor.dt
     problem = value_columns_problem(
         needed_fields(monitor), source.reads_scalar_cur, values,
@@ -163,6 +167,42 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
     return Plan(_dt_text(monitor), tuple(monitor.alphabet), key, time, tag, values, ties,
                 source.reads_scalar_cur, monitor.outputs, engine, unknown_tags,
                 _session_time_zone(df), monitor.clock, monitor.derivation, shown, prefix)
+
+
+def _check_types(caller: str, schema: Any, time: str, values: Sequence[str],
+                 stamped: bool) -> None:
+    """Refuse, before any job, a time column that holds no times and a value column that
+    holds no numbers, naming the column: Spark would sort a string time as text ("10"
+    before "9") and the workers would parse strings and read timestamps as numbers.
+
+    Times are numbers (not booleans) or timestamps — dates and decimals too, but not
+    where a timed run writes stamps back in the column's type (``stamped``), which a
+    date or a decimal cannot hold exactly. Values are numbers or booleans (as
+    :meth:`qre.Monitor.run` reads them)."""
+    from pyspark.sql.types import (
+        BooleanType,
+        DateType,
+        DecimalType,
+        NumericType,
+        TimestampNTZType,
+        TimestampType,
+    )
+
+    kind = schema[time].dataType
+    instant = isinstance(kind, TimestampType | TimestampNTZType)
+    if stamped and isinstance(kind, DecimalType | DateType):
+        raise ValueError(f"{caller}: column {time!r} (time) is {kind.simpleString()}, which "
+                         f"cannot hold a timed run's stamps: cast it to "
+                         f"{'double' if isinstance(kind, DecimalType) else 'timestamp'}")
+    if not (instant or isinstance(kind, NumericType | DateType)):
+        raise ValueError(f"{caller}: column {time!r} (time) is {kind.simpleString()}, not a "
+                         f"number or a timestamp: cast it (e.g. F.col({time!r}).cast("
+                         f"'timestamp') for ISO 8601 text, .cast('double') for numbers)")
+    for name in values:
+        kind = schema[name].dataType
+        if not isinstance(kind, NumericType | BooleanType):
+            raise ValueError(f"{caller}: column {name!r} (value) is {kind.simpleString()}, "
+                             f"not a number: cast it, e.g. F.col({name!r}).cast('double')")
 
 
 def _shown(caller: str, columns: list[str], roles: tuple[str, ...],
@@ -251,7 +291,7 @@ def frame_rows(plan: Plan, key: Any, events: pd.DataFrame | None, status: np.nda
     columns: dict[str, Any] = {}
     for c in plan.shown:
         if c == plan.key:
-            columns[c] = [plain(key)] * n
+            columns[c] = _key_cells(key, n)
         elif c == plan.tag and tags is not None:
             columns[c] = tags
         elif c == plan.time and times is not None:
@@ -271,6 +311,16 @@ def frame_rows(plan: Plan, key: Any, events: pd.DataFrame | None, status: np.nda
     if late is not None:
         columns[plan.added(LATE)] = np.broadcast_to(late, n).copy()
     return pd.DataFrame(columns)
+
+
+def _key_cells(key: Any, n: int) -> Any:
+    """The key column of ``n`` output rows. A NaN key is pandas' ``Float64`` with the NaN
+    unmasked: Spark writes a NaN of a plain float column as null, and the NaN key is not
+    the null key (:mod:`qre.runtime.keys`)."""
+    key = plain(key)
+    if isinstance(key, float) and math.isnan(key):
+        return pd.arrays.FloatingArray(np.full(n, np.nan), np.zeros(n, dtype=bool))
+    return [key] * n
 
 
 def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:
@@ -310,12 +360,7 @@ def time_ordered(events: pd.DataFrame, plan: Plan) -> pd.DataFrame:
 
     Stable, so rows equal in all these columns keep their input order: the
     order of ``sort_values(plan.order, kind="mergesort", na_position="last")``,
-    computed as one ``np.lexsort`` — of numeric and datetime columns as they
-    are (numpy sorts NaN and NaT last), of float tie-breakers and values by
-    :func:`qre.runtime.order.float_order` (``-0.0`` before ``0.0``), of other
-    columns by their sorted factor codes (NA last) — which costs a third of
-    pandas' multi-column sort on a key's few rows (monitor_stream sorts once per
-    key and micro-batch).
+    computed as one ``np.lexsort`` (:func:`order_of`).
 
     >>> plan = Plan("", ("a", "b"), "k", "t", "tag", ("v",), (), True, (), "table", "error")
     >>> frame = pd.DataFrame({"t": [2, 1, 1, 1], "tag": ["a", "b", "a", "a"],
@@ -325,6 +370,18 @@ def time_ordered(events: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     """
     if len(events) < 2:
         return events.reset_index(drop=True)
+    return events.take(order_of(events, plan)).reset_index(drop=True)
+
+
+def order_of(events: pd.DataFrame, plan: Plan) -> np.ndarray:
+    """The permutation putting one key's events in :func:`time_ordered`'s order.
+
+    One ``np.lexsort`` — of numeric and datetime columns as they are (numpy sorts
+    NaN and NaT last), of float tie-breakers and values by
+    :func:`qre.runtime.order.float_order` (``-0.0`` before ``0.0``), of other
+    columns by their sorted factor codes (NA last) — which costs a third of pandas'
+    multi-column sort on a key's few rows (monitor_stream sorts once per key and
+    micro-batch)."""
     keys = []
     for column in reversed(plan.order):  # np.lexsort sorts by its last key first
         values = events[column].to_numpy()
@@ -335,7 +392,7 @@ def time_ordered(events: pd.DataFrame, plan: Plan) -> pd.DataFrame:
         else:
             codes, uniques = pd.factorize(values, sort=True)
             keys.append(np.where(codes < 0, len(uniques), codes))  # NA (code -1) last
-    return events.take(np.lexsort(keys)).reset_index(drop=True)
+    return np.lexsort(keys) if keys else np.arange(len(events))
 
 
 def spark_sort_columns(plan: Plan, schema: Any) -> list[Any]:

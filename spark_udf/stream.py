@@ -29,6 +29,14 @@ the monitor, which flags them in the output (``late`` true) or, with
 ``late="fail"``, stops the query. Spark's watermark starts at the epoch, so
 with a watermark, event times at or before 1970-01-01 are late.
 
+Keys. Spark groups the rows (:mod:`qre.runtime.keys`' rule: nulls one key, NaN
+another, ``-0.0`` with ``0.0``), but hands each group's key to the processor
+through pandas, where a long column with a null becomes floats (2**53 + 1
+would be read, and its state stored, as 2**53) and a double's null becomes NaN.
+So a numeric key is grouped by its text (``KEY_TEXT``: ``"NaN"``, a null stays
+null, ``-0.0`` written ``0.0``), which pandas keeps exactly, and read back here
+(:func:`_key_from_text`).
+
 Timed monitors (window aggregates, a clock period, patterns with ``within``,
 derived tags) emit the rows of :meth:`qre.Monitor.run_timed` instead of one
 row per event: a key's clock ticks between its events and, with a watermark,
@@ -102,6 +110,12 @@ METRICS = "qre_monitor"
 SIDECAR = "qre-monitor.json"
 """The file in a checkpoint directory that records which monitor wrote it."""
 
+_TIME_LIMIT = 2**62
+"""Times in µs lie strictly within ±_TIME_LIMIT (:mod:`qre.runtime.times`' range)."""
+
+KEY_TEXT = "__qre_key"
+"""The grouping column of a numeric key: its text (module docstring, "Keys")."""
+
 
 @dataclass(frozen=True)
 class _Spec:
@@ -112,13 +126,21 @@ class _Spec:
     fingerprint: str
     order_types: tuple[str, ...]  # Spark types (DDL) of plan.order, for the state schemas
     carried_types: tuple[str, ...] = ()  # and of plan.carried (pending events keep them)
+    key_text: str | None = None
+    """``integral`` or ``fractional``: the key is grouped by its text (:data:`KEY_TEXT`)."""
 
     @property
     def input_columns(self) -> list[str]:
         """The operator's input columns, in order: key, order and carried columns, times
-        in µs."""
+        in µs, the key's text."""
         columns = self.plan.columns
-        return [*columns, TIME_US] if self.rules.watermark or self.rules.timed else columns
+        if self.rules.watermark or self.rules.timed:
+            columns = [*columns, TIME_US]
+        return [*columns, KEY_TEXT] if self.key_text else columns
+
+    def key(self, grouped: Any) -> Any:
+        """The key as the user's column holds it, from the key Spark grouped by."""
+        return _key_from_text(grouped, self.key_text) if self.key_text else grouped
 
     @property
     def pending_columns(self) -> list[str]:
@@ -197,19 +219,22 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
         raise ValueError("monitor_stream: lateness needs a watermark (an event is accepted "
                          "while the watermark is below its time plus the lateness)")
     plan = make_plan("monitor_stream", df, monitor, key, time, tag, value, tiebreak, engine,
-                     unknown_tags, timed=True, keep=keep, prefix=prefix, added=[LATE])
+                     unknown_tags, timed=True, keep=keep, prefix=prefix, added=[LATE],
+                     stamped=is_timed(monitor))
     rules = _rules(monitor, df.schema[time].dataType, time_unit, delay_us is not None, ttl_us,
                    late, lateness_us)
+    key_text = _key_text(F.col(key), df.schema[key].dataType)
     spec = _Spec(plan, rules, monitor_fingerprint(monitor),
                  tuple(df.schema[c].dataType.simpleString() for c in plan.order),
-                 tuple(df.schema[c].dataType.simpleString() for c in plan.carried))
+                 tuple(df.schema[c].dataType.simpleString() for c in plan.carried),
+                 None if key_text is None else key_text[0])
     _use_rocksdb(df.sparkSession)
     events = df.select(*plan.columns)
     if rules.timed and delay_us is None:
         events = events.withColumn(TIME_US, _time_us(F.col(time), df.schema[time].dataType,
-                                                     time_unit))
+                                                     time_unit, time, F.col(key)))
     if delay_us is not None:
-        micros = _time_us(F.col(time), df.schema[time].dataType, time_unit)
+        micros = _time_us(F.col(time), df.schema[time].dataType, time_unit, time, F.col(key))
         # Spark's watermark needs a timestamp column; the operator gets the times in µs
         # in a plain column instead, so that Spark does not drop rows it calls late: the
         # monitor flags them itself.
@@ -217,14 +242,39 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                   .withColumn("__qre_event_time", F.timestamp_micros(F.col(TIME_US)))
                   .withWatermark("__qre_event_time", f"{delay_us} microseconds")
                   .drop("__qre_event_time"))
+    if key_text is not None:
+        events = events.withColumn(KEY_TEXT, key_text[1])
     schema = StructType([*output_fields(df.schema, plan),
                          StructField(plan.added(LATE), BooleanType(), False)])
-    out = events.groupBy(key).transformWithStateInPandas(
+    out = events.groupBy(key if key_text is None else KEY_TEXT).transformWithStateInPandas(
         statefulProcessor=_MonitorProcessor(spec), outputStructType=schema,
         outputMode="Append", timeMode="EventTime" if delay_us is not None else "None")
     return nan_for_null(out, plan).observe(
         METRICS, F.count(F.lit(1)).alias("rows"),
         F.count_if(F.col(plan.added(LATE))).alias("late"))
+
+
+def _key_text(column: Any, dtype: Any) -> tuple[str, Any] | None:
+    """For a numeric key: its kind and the text Spark groups it by (module docstring,
+    "Keys"); None for other keys, grouped as they are."""
+    from pyspark.sql import functions as F
+    from pyspark.sql.types import DecimalType, FractionalType, IntegralType
+
+    if isinstance(dtype, IntegralType):
+        return "integral", column.cast("string")
+    if isinstance(dtype, FractionalType) and not isinstance(dtype, DecimalType):
+        # -0.0 is the key 0.0 (Spark groups them together), so it is written "0.0".
+        zero = F.when(column == 0, F.lit(0).cast(dtype)).otherwise(column)
+        return "fractional", zero.cast("string")
+    return None
+
+
+def _key_from_text(text: str | None, kind: str | None) -> Any:
+    """A numeric key from its text (:func:`_key_text`): None for the null key, NaN for
+    ``"NaN"`` (Python reads Spark's ``Infinity`` and ``1.0E20`` too)."""
+    if text is None:
+        return None
+    return int(text) if kind == "integral" else float(text)
 
 
 def _rules(monitor: Monitor, dtype: Any, time_unit: str, watermark: bool, ttl_us: int | None,
@@ -295,20 +345,33 @@ def duration_us(x: Any, what: str) -> int:
     return int(us)
 
 
-def _time_us(column: Any, dtype: Any, unit: str) -> Any:
-    """Event times in whole microseconds since the epoch, as a long column."""
+def _time_us(column: Any, dtype: Any, unit: str, name: str, key: Any) -> Any:
+    """Event times in whole microseconds since the epoch, as a long column.
+
+    A number whose count of µs is not within ±2**62 (qre.runtime.times' range: ±inf,
+    1e20 s, a long near its limits), or a NaN, fails the query naming the column
+    ``name`` and the row's ``key``, before any cast could overflow (or, without ANSI
+    mode, wrap); a null time reaches the monitor, which names it."""
     from pyspark.sql import functions as F
     from pyspark.sql.types import DecimalType, FractionalType, IntegralType
 
+    factor = TIME_UNITS[unit]
     if isinstance(dtype, IntegralType):
-        factor = TIME_UNITS[unit]
-        return (column * factor if factor else F.floor(column / 1000)).cast("long")
-    if isinstance(dtype, FractionalType | DecimalType):
+        micros = (column * factor if factor else F.floor(column / 1000)).cast("long")
+        bound = -(-_TIME_LIMIT // factor) if factor else None  # ns / 1000 always fits
+        out = None if bound is None else (column >= bound) | (column <= -bound)
+    elif isinstance(dtype, FractionalType | DecimalType):
         # qre.runtime.times' rule: the float product, to the nearest, ties to even (bround).
-        factor = TIME_UNITS[unit]
-        number = column.cast("double")
-        return (F.bround(number * factor) if factor else F.floor(number / 1000)).cast("long")
-    return F.unix_micros(column.cast("timestamp"))
+        count = column.cast("double") * factor if factor else column.cast("double") / 1000
+        micros = (F.bround(count) if factor else F.floor(count)).cast("long")
+        out = F.isnan(count) | (count >= float(_TIME_LIMIT)) | (count <= -float(_TIME_LIMIT))
+    else:
+        return F.unix_micros(column.cast("timestamp"))
+    if out is None:
+        return micros
+    message = F.format_string(f"monitor_stream: column {name!r} (time), key %s: %s is not a "
+                              f"time within 2**62 µs of the epoch", key, column)
+    return F.when(out, F.raise_error(message)).otherwise(micros)
 
 
 def _use_rocksdb(spark: Any) -> None:
@@ -369,11 +432,13 @@ class _MonitorProcessor(StatefulProcessor):
         events = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         # By position: Spark renames a column whose name starts with "__" on the way.
         events.columns = self.spec.input_columns
-        yield from self._step(key[0], events, timerValues.getCurrentWatermarkInMs(), None)
+        yield from self._step(self.spec.key(key[0]), events,
+                              timerValues.getCurrentWatermarkInMs(), None)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any,
                            expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
-        yield from self._step(key[0], None, timerValues.getCurrentWatermarkInMs(),
+        yield from self._step(self.spec.key(key[0]), None,
+                              timerValues.getCurrentWatermarkInMs(),
                               expiredTimerInfo.getExpiryTimeInMs())
 
     def close(self) -> None:

@@ -15,7 +15,10 @@ How it runs: ``repartition(key)`` and ``mapInArrow``; each partition's
 events are gathered and go through ``run_timed`` in one call (all its keys
 at once, one kernel call), so a partition must fit in a Python worker's
 memory — more partitions (``spark.sql.shuffle.partitions``) make them
-smaller. Cost: one shuffle, then the numpy/Numba cost of ``run_timed``.
+smaller. Keys, times and tiebreak columns reach ``run_timed`` as Arrow
+columns and the rows' input columns are taken from the Arrow batches, so
+nothing passes through pandas' float casts (:mod:`qre.runtime.keys`). Cost:
+one shuffle, then the numpy/Numba cost of ``run_timed``.
 """
 
 from __future__ import annotations
@@ -24,10 +27,11 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from qre.language.clock import UNIT_NS
+from qre.runtime.keys import stream_ids
 from qre.runtime.monitor import Monitor
+from qre.runtime.times import TimeError
 
 from .plan import (
     START,
@@ -69,7 +73,7 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     windows = monitor.clock is not None and monitor.clock.window_ns is not None
     plan = make_plan("monitor_timed", df, monitor, key, time, tag, value, tiebreak, engine,
                      unknown_tags, timed=True, keep=keep, prefix=prefix,
-                     added=[START] if windows else [])
+                     added=[START] if windows else [], stamped=True)
     if len(plan.outputs) != 1:
         raise ValueError(f"monitor_timed needs a monitor with one output, this one has "
                          f"{len(plan.outputs)}")
@@ -86,46 +90,64 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
 
 def _run_partition(batches: Iterator[Any], plan: Plan, options: tuple[tuple[str, Any], ...],
                    schema: Any) -> Iterator[Any]:
+    """A partition's events through ``run_timed`` in one call; its rows as one batch.
+
+    The key, time and tiebreak columns go to ``run_timed`` as Arrow columns, so keys
+    keep their identity (:mod:`qre.runtime.keys`: a long key with a null is not made a
+    float, a double's null is not made NaN), and the rows' input columns are taken
+    from the Arrow batches (NaN stays NaN; a tick's row holds nulls)."""
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    frames = [b.to_pandas() for b in batches]
-    frames = [f for f in frames if len(f)]
-    if not frames:
+    parts = [b for b in batches if b.num_rows]
+    if not parts:
         return
-    events = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    table = pa.Table.from_batches(parts)
     m = worker_monitor(plan)
     run_options = dict(options)
     run_options["engine"] = m.resolve_engine(run_options["engine"])
-    ties = {c: events[c].to_numpy() for c in plan.tiebreak} or None
+    events = table.select(plan.order).to_pandas()
+    # Stream ids here, not in run_timed: an output row then finds its key's Arrow value.
+    ids, _ = stream_ids(table.column(plan.key))
+    _, first_row = np.unique(ids, return_index=True)
+    ties = {c: table.column(c) for c in plan.tiebreak} or None
     try:
-        out = m.run_timed(events[plan.time], events[plan.tag].to_numpy(dtype=object),
-                          event_data(events, plan), keys=events[plan.key], tiebreak=ties,
-                          **run_options)
+        out = m.run_timed(table.column(plan.time), events[plan.tag].to_numpy(dtype=object),
+                          event_data(events, plan), keys=ids, tiebreak=ties, **run_options)
+    except TimeError as e:
+        raise _time_error(e, table, plan) from None
     except ValueError as e:
         raise ValueError(f"monitor_timed (rows of one partition): {e}") from None
     arrow = to_arrow_schema(schema, timezone=plan.timezone)
     row = out["row"].to_numpy()
     is_event = row >= 0
+    rows = pa.array(row, mask=~is_event)  # a tick takes a null from every input column
     # Stamps come in the column's type (datetimes in its time zone): Arrow casts instants.
     time_type = arrow.field(plan.time).type
-    times = pa.array(out["time"]).cast(time_type)
-    source = events.iloc[np.maximum(row, 0)]
-    tags = np.where(is_event, source[plan.tag].map(text).to_numpy(dtype=object), "tick")
+    tags = np.where(is_event, events[plan.tag].map(text).to_numpy(dtype=object)[
+        np.maximum(row, 0)], "tick")
+    key_rows = first_row[out["key"].to_numpy(dtype=np.int64)]
     columns = []
     for name in plan.shown:
         if name == plan.key:
-            columns.append(pa.array(list(out["key"]), type=arrow.field(name).type))
+            columns.append(table.column(name).take(key_rows).combine_chunks())
         elif name == plan.time:
-            columns.append(times)
+            columns.append(pa.array(out["time"]).cast(time_type))
         elif name == plan.tag:
             columns.append(pa.array(tags, type=pa.string()))
         else:
-            cells = source[name].to_numpy(dtype=object)
-            columns.append(pa.array(np.where(is_event, cells, None),
-                                    type=arrow.field(name).type, from_pandas=True))
+            columns.append(table.column(name).take(rows).combine_chunks())
     if "start" in out:
         columns.append(pa.array(out["start"], from_pandas=True).cast(time_type))
     columns += [pa.array(out["status"].to_numpy().astype(np.int8)),
                 pa.array(out["value"].to_numpy())]
     yield pa.RecordBatch.from_arrays(columns, schema=arrow)
+
+
+def _time_error(e: TimeError, table: Any, plan: Plan) -> ValueError:
+    """A time ``run_timed`` refused, named by its column and key (a partition's row
+    number means nothing to the user)."""
+    where = f"column {plan.time!r} (time)"
+    if e.row is not None:
+        where += f", key {table.column(plan.key)[e.row].as_py()!r}"
+    return ValueError(f"monitor_timed: {where}: {e.reason}")

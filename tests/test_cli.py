@@ -546,6 +546,9 @@ def test_run_bad_files_exit_2(capsys, events, tmp_path):
 
 DIGITS = "alphabet a, b; iter(or(atom(a, cur), atom(b, cur)), 0, (x, y) -> x * 10 + y)"
 """Order-sensitive: the output spells the values of the events read, in the order read."""
+WINDOW = "alphabet a; aggregate(sum(cur), 2s)"
+PERIOD = "alphabet a; period 1s; iter(or(atom(a, cur), atom(tick, 0)), 0, +)"
+"""A clock without a horizon: every idle tick is made."""
 
 
 def write_csv(path: Path, text: str) -> Path:
@@ -681,6 +684,51 @@ def test_run_reads_every_number_as_written(capsys, tmp_path, xs):
         assert code == 0, err
         got = pd.read_parquet(out)["value"].to_numpy()[:-1]
         assert [float(g).hex() for g in got] == [float(x).hex() for x in xs], column
+
+
+@pytest.mark.parametrize("query, cells, needles", [
+    (DIGITS, ["true", "false", "true"], ["--time column 't'", "booleans are not times"]),
+    (WINDOW, ["1", "1e20", "3"], ["--time column 't', row 1", "1e+20 is out of range"]),
+    (WINDOW, ["1", "inf", "3"], ["--time column 't', row 1", "inf is not a time"]),
+    (WINDOW, ["1", "9223372036854775807", "3"], ["row 1", "out of range"]),
+    (DIGITS, ["1", "18446744073709551000", "3"], ["--time column 't', row 1",
+                                                  "beyond int64"]),
+    (PERIOD, ["0", "100000000000", "1"], ["tick 99,999,999,999 times in the idle gap",
+                                          "10,000,000"]),
+])
+def test_run_times_that_are_not_times_exit_2(capsys, tmp_path, query, cells, needles):
+    """Issue 19, points 4, 10 and 12: booleans (a traceback before), times beyond
+    ±2**62 δ (stamps near -9.2e18 before) and uint64 beyond int64 (ordered as negative),
+    an idle gap needing more ticks than the limit (a MemoryError): one line naming the
+    column (and the row)."""
+    frame = pd.DataFrame({"tag": ["a"] * 3, "v": [1, 2, 3], "t": cells})
+    frame.to_csv(tmp_path / "e.csv", index=False)
+    assert_user_error(*run_cli(capsys, "run", query, "--input", str(tmp_path / "e.csv"),
+                               "--value", "v", "--time", "t"), *needles)
+
+
+def test_run_parquet_keys_keep_their_identity(capsys, tmp_path):
+    """Issue 19, points 1 and 2: a Parquet long key column with a null became floats
+    (2**53 + 1 merged into 2**53, written 9007199254740992.0) and a double's null NaN
+    (merged with the NaN key)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    big = 2**53
+    cases = [(pa.array([big, big + 1, None], pa.int64()), ["9007199254740992",
+                                                           "9007199254740993", ""]),
+             (pa.array([float("nan"), None, float("nan")], pa.float64(), from_pandas=False),
+              ["nan", "", "nan"])]
+    for keys, written in cases:
+        pq.write_table(pa.table({"k": keys, "t": [1, 2, 3], "tag": ["a"] * 3,
+                                 "v": [1.0, 5.0, 7.0]}), tmp_path / "e.parquet")
+        code, out, _ = run_cli(capsys, "run", DIGITS, "--input", str(tmp_path / "e.parquet"),
+                               "--key", "k", "--time", "t", "--value", "v")
+        assert code == 0
+        rows = pd.read_csv(io.StringIO(out), dtype={"k": str}, keep_default_na=False)
+        assert rows["k"].tolist() == written
+        assert rows["value"].tolist() == ([1.0, 5.0, 7.0] if written[0] != "nan"
+                                          else [1.0, 5.0, 17.0])
 
 
 def test_run_nan_time_in_parquet_exits_2(capsys, tmp_path):

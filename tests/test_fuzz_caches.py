@@ -93,7 +93,7 @@ def test_an_unsealed_data_file_is_a_quiet_miss(codegen_cache: Path) -> None:
     data = _numba_files(engine.path, "run_chunk")[".nbc"]
     sealed = data.read_bytes()
     assert sealed.startswith(_MAGIC)
-    key, payload = pickle.loads(sealed[len(_MAGIC) + 32:])
+    _, payload = pickle.loads(sealed[len(_MAGIC) + 32:])
     data.write_bytes(pickle.dumps(payload))  # what Numba itself writes
     result, stderr = _run_auto(dt, codegen_cache)
     assert result == {"engine": "codegen", "value": want}

@@ -5,12 +5,13 @@ and spark_udf.clocked, against Monitor.run_timed on the events that were not lat
 from __future__ import annotations
 
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from stream_simulator import US, arrivals, simulate
 
 from qre import Monitor, qre
-from spark_udf.keyed import LATE, Rules
+from spark_udf.keyed import LATE, TIME_US, Rules
 
 WINDOWS = ["aggregate(sum(cur.v), 4s, 2s)", "aggregate(count(), 3s)",
            "aggregate(last(cur.v), 6s, 2s, [a])", "aggregate(matches(seq(a, b)), 4s, 2s)"]
@@ -192,3 +193,15 @@ def test_float_times_in_a_stream_are_run_timed_on_floats(text, batches, delay, f
                              frame["value"], strict=True))
 
     assert exact(got) == exact(want)
+
+
+def test_a_clock_without_a_horizon_refuses_an_idle_gap_beyond_the_limit():
+    """Issue 19, point 12, in a stream: the final flush moves the watermark to 2**52 ms,
+    and a hand-written period clock would tick once a second up to it (a MemoryError
+    before); the error names the key and the gap."""
+    m = qre("alphabet a, b; period 1s; iter(or(atom(a, cur.v), atom(tick, 0)), 0, +)")
+    batch = pd.DataFrame({"k": [7], "t": [1], "tag": ["a"], "v": [1.0]})
+    batch[TIME_US] = batch["t"] * US
+    with pytest.raises(ValueError, match=r"monitor_stream: the clock would tick [\d,]+ times "
+                                         r"in the idle gap of key 7 from 1000000 µs"):
+        simulate(m, [batch], rules(m), 0)

@@ -14,7 +14,11 @@ A long idle gap would cost one tick per boundary. A :class:`Clock` with a
 ``horizon`` h says that after h consecutive ticks, further ticks output ⊥ and
 change nothing that a later step reads (a window aggregate with k slots:
 h = k, see :mod:`dt.windows`); then only the first h ticks of a gap are made,
-which gives the same outputs. Without a horizon every tick is made.
+which gives the same outputs. Without a horizon every tick is made, up to
+:data:`MAX_IDLE_TICKS` in one gap: a longer gap is a :class:`TooManyTicks`
+error naming it, before anything is allocated (each tick may change the
+state and emit a row, so none can be skipped; 10^11 s idle under ``period
+1s`` would need terabytes). The ticks must also stay within int64.
 
 Durations are integers of a time unit (:data:`UNIT_NS` names them); a query
 keeps its durations in nanoseconds, and a run expresses them in δ, its
@@ -32,7 +36,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["UNIT_NS", "Clock", "Steps", "clock_steps", "format_duration"]
+__all__ = ["MAX_IDLE_TICKS", "UNIT_NS", "Clock", "Steps", "TicksOverflow", "TooManyTicks",
+           "clock_steps", "format_duration"]
+
+MAX_IDLE_TICKS = 10_000_000
+"""The most ticks a clock without a horizon makes in one idle gap of a key (between
+two of its events, or after its last one up to the watermark): about 0.5 GB of steps
+and outputs. A window aggregate's clock has a horizon and never comes near it."""
 
 UNIT_NS = {"ns": 1, "us": 1_000, "ms": 1_000_000, "s": 1_000_000_000,
            "min": 60_000_000_000, "h": 3_600_000_000_000, "d": 86_400_000_000_000}
@@ -88,6 +98,35 @@ class Steps:
     key: np.ndarray
 
 
+class TooManyTicks(ValueError):
+    """An idle gap needing more than :data:`MAX_IDLE_TICKS` ticks: key id ``key``, from
+    time ``start`` to ``end`` (in the unit of the period), ``ticks`` ticks."""
+
+    def __init__(self, key: int, start: int, end: int, ticks: int) -> None:
+        self.key, self.start, self.end, self.ticks = key, start, end, ticks
+        super().__init__(self.described(f"key id {key}", str(start), str(end)))
+
+    def described(self, key: str, start: str, end: str) -> str:
+        """The error in the caller's words: ``key`` names the key ("" if unkeyed),
+        ``start`` and ``end`` are the gap's ends as the caller's times."""
+        of = f" of {key}" if key else ""
+        return (f"the clock would tick {self.ticks:,} times in the idle gap{of} from {start} "
+                f"to {end}: more than {MAX_IDLE_TICKS:,}, the most a clock without a horizon "
+                f"makes in one gap (each tick may change the state, so none is skipped). "
+                f"A window aggregate bounds idle ticks by its horizon; or give a longer "
+                f"period, or a watermark nearer the events")
+
+
+class TicksOverflow(ValueError):
+    """Ticks past the largest int64: after the time at position ``index`` of the sorted
+    arrays (``time``, in the unit of ``period``), whose last tick would be at ``tick``."""
+
+    def __init__(self, index: int, time: int, period: int, tick: int) -> None:
+        self.index, self.time, self.period, self.tick = index, time, period, tick
+        super().__init__(f"the clock's ticks after time {time} (period {period}) pass the "
+                         f"largest time int64 holds")
+
+
 def clock_steps(key: np.ndarray, time: np.ndarray, period: int, horizon: int | None,
                 until: int | None = None) -> Steps:
     """Events interleaved with ticks (see the module docstring).
@@ -119,6 +158,7 @@ def clock_steps(key: np.ndarray, time: np.ndarray, period: int, horizon: int | N
     if horizon is not None:
         before = np.minimum(before, horizon)
         after = np.minimum(after, horizon)
+    _check_ticks(key, time, slot, before, after, period)
     width = before + 1 + after
     start = np.cumsum(width) - width
     total = int(width.sum()) if n else 0
@@ -136,6 +176,24 @@ def clock_steps(key: np.ndarray, time: np.ndarray, period: int, horizon: int | N
         times[np.repeat(origin, count) + j] = (np.repeat(base, count) + 1 + j) * period
     keys = np.repeat(key, width)
     return Steps(event, times, keys)
+
+
+def _check_ticks(key: np.ndarray, time: np.ndarray, slot: np.ndarray, before: np.ndarray,
+                 after: np.ndarray, period: int) -> None:
+    """Refuse a gap of more than MAX_IDLE_TICKS ticks (:class:`TooManyTicks`) and ticks
+    beyond int64 (:class:`TicksOverflow`), before any array of ticks is made."""
+    if not len(time):
+        return
+    for count, is_after in ((before, False), (after, True)):
+        i = int(np.argmax(count))
+        if int(count[i]) > MAX_IDLE_TICKS:
+            start = int(time[i]) if is_after else int(time[i - 1])
+            end = (int(slot[i]) + int(count[i])) * period if is_after else int(time[i])
+            raise TooManyTicks(int(key[i]), start, end, int(count[i]))
+    i = int(np.argmax(slot + after))
+    last = (int(slot[i]) + int(after[i])) * period  # the latest tick; Python int: no overflow
+    if last >= 2**63:
+        raise TicksOverflow(i, int(time[i]), period, last)
 
 
 def _ranks(count: np.ndarray) -> np.ndarray:

@@ -39,9 +39,10 @@ a kernel and as NaN by Python, it would make the engines disagree.)
 What the roles then make of a null (the runtime's rules, unchanged): a
 missing tag is an error naming its position unless unknown tags are skipped
 (:func:`qre.runtime.monitor.tag_codes`); a missing value is NaN, as pandas' ``NA``
-is; a missing time is an error naming its row; a missing key is a key like
-any other. Integer columns of tags are codes into the alphabet, as numpy
-integer arrays are.
+is; a missing time is an error naming its row; a missing key is one key of
+its own, apart from NaN (:mod:`qre.runtime.keys` converts keys with
+``exact=True``: no float cast, nulls kept apart). Integer columns of tags are
+codes into the alphabet, as numpy integer arrays are.
 
 Cost: one pass over each Arrow column, into numpy; text is dictionary-encoded
 in Arrow (C++), so strings become Python objects once per distinct value, not
@@ -64,10 +65,14 @@ _NATIVE = (np.ndarray, pd.Series, pd.Index, pd.DataFrame, pd.api.extensions.Exte
 """Types passed through untouched (checked first: pandas' DataFrame also speaks Arrow)."""
 
 
-def column(data: Any, what: str, *, required: bool = True) -> Any:
+def column(data: Any, what: str, *, required: bool = True, exact: bool = False) -> Any:
     """One column (``what`` names it in errors: "tags", "keys", "times"): Arrow data and
     masked arrays as numpy / pandas (module docstring), other columns as they are.
-    None is an error unless not ``required``; a scalar or a string is an error."""
+    None is an error unless not ``required``; a scalar or a string is an error.
+
+    ``exact`` (keys: :mod:`qre.runtime.keys`) keeps every value's identity where the
+    table above would not: floats with nulls become pandas' ``Float64`` (a null masked,
+    a NaN a NaN), decimals stay ``Decimal`` objects, a null column stays nulls."""
     if data is None and not required:
         return None
     _check_column(data, what)
@@ -79,7 +84,7 @@ def column(data: Any, what: str, *, required: bool = True) -> Any:
     if _is_records(arrow):
         raise TypeError(f"{what} is one column, not a table (columns "
                         f"{', '.join(_names(arrow))})")
-    return _convert(arrow)
+    return _exact(arrow) if exact else _convert(arrow)
 
 
 def values(data: Any) -> Any:
@@ -216,6 +221,23 @@ def _convert(chunked: Any) -> Any:
     if types.is_timestamp(kind) or types.is_date(kind):
         return chunked.to_pandas(date_as_object=False).array
     return chunked.to_pandas().array
+
+
+def _exact(chunked: Any) -> Any:
+    """One Arrow column with nothing merged or rounded (:func:`column`'s ``exact``)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    kind = chunked.type
+    if pa.types.is_dictionary(kind) and not _is_text(kind.value_type):
+        return _exact(pc.cast(chunked, kind.value_type))
+    if pa.types.is_decimal(kind) or pa.types.is_null(kind):
+        return chunked.to_pandas().array  # Decimal objects / None, as they are
+    if pa.types.is_floating(kind) and chunked.null_count:
+        mask = chunked.is_null().to_numpy(zero_copy_only=False)
+        data = pc.fill_null(pc.cast(chunked, pa.float64()), 0.0).to_numpy()
+        return pd.arrays.FloatingArray(data, mask)  # NaN stays a value, apart from null
+    return _convert(chunked)
 
 
 def _is_text(kind: Any) -> bool:

@@ -79,6 +79,7 @@ from dt.values import XValue, decode, encode
 from ..language.clock import Clock
 from ..language.derive import Derivation
 from . import columns
+from .keys import stream_ids
 from .order import processing_order, sortable_times
 from .output import Output, check_output_names
 
@@ -359,10 +360,11 @@ class Monitor:
         """Many independent keyed streams at once (API.md).
 
         Row k belongs to the stream of ``keys[k]`` (any hashable values, e.g.
-        a pandas Series; None: one stream); each key's events are processed in
-        input order from the initial configuration — or, given ``times``, in time
-        order, ties by :mod:`qre.runtime.order`'s rule (``tiebreak``, tag, values) — and
-        the outputs are aligned with the input rows: ``run_keys(keys, tags,
+        a pandas Series, equal by :mod:`qre.runtime.keys`' rule; None: one stream);
+        each key's events are processed in input order from the initial
+        configuration — or, given ``times``, in time order, ties by
+        :mod:`qre.runtime.order`'s rule (``tiebreak``, tag, values) — and the
+        outputs are aligned with the input rows: ``run_keys(keys, tags,
         values)[k]`` is the output of key ``keys[k]`` after reading its events up
         to and including row k.
 
@@ -376,10 +378,8 @@ class Monitor:
         n = len(codes)
         if keys is None:
             key_ids = np.zeros(n, dtype=np.int64)
-        else:
-            keys = columns.column(keys, "keys")
-            key_ids, _ = pd.factorize(pd.Series(list(keys) if not hasattr(keys, "__len__")
-                                                else keys, dtype=object), use_na_sentinel=False)
+        else:  # one stream per key, by qre.runtime.keys' rule
+            key_ids, _ = stream_ids(keys)
         if len(key_ids) != n:
             raise ValueError(f"keys has {len(key_ids)} entries but there are {n} tags")
         if times is None:

@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from . import columns
+from .times import int64_times, time_series
 
 __all__ = ["event_order", "float_order", "processing_order", "sortable", "sortable_times",
            "tag_rank", "tiebreak_columns", "value_columns", "zero_rank"]
@@ -137,22 +138,15 @@ def sortable(column: Any, n: int) -> np.ndarray:
 def sortable_times(times: Any) -> np.ndarray:
     """Event times as an array in time order: numbers as they are (int64 stays exact),
     datetimes as int64 nanoseconds since the epoch (time-zone aware ones as instants).
-    A missing time (None, NaN, NaT) is an error naming its row.
+    A missing time (None, NaN, NaT), a boolean, or anything else that is not a time is
+    an error naming its row (:func:`qre.runtime.times.time_series`).
 
     >>> sortable_times([3, 1]).tolist()
     [3, 1]
     >>> sortable_times(pd.to_datetime(["2024-01-01T00:00:01Z"])).tolist()
     [1704067201000000000]
     """
-    if isinstance(times, str | bytes):
-        raise TypeError("times is a sequence of times, not a single string")
-    series = times if isinstance(times, pd.Series) else pd.Series(
-        times if isinstance(times, np.ndarray | pd.Index | pd.api.extensions.ExtensionArray)
-        else list(times))
-    missing = series.isna().to_numpy()
-    if missing.any():
-        raise ValueError(f"row {int(np.flatnonzero(missing)[0])} of times: the event time is "
-                         f"missing")
+    series = time_series(times)
     dtype = series.dtype
     if pd.api.types.is_datetime64_any_dtype(dtype):
         if getattr(dtype, "tz", None) is not None:
@@ -160,17 +154,8 @@ def sortable_times(times: Any) -> np.ndarray:
         return series.to_numpy(dtype="datetime64[ns]").view(np.int64)
     if pd.api.types.is_timedelta64_dtype(dtype):
         return series.to_numpy(dtype="timedelta64[ns]").view(np.int64)
-    if pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype):
-        numpy_dtype = getattr(dtype, "numpy_dtype", dtype)
-        return series.to_numpy(dtype=np.int64 if numpy_dtype.kind in "iu" else np.float64)
-    if len(series) == 0:  # an empty list has no type to go by: no events, no order
-        return np.zeros(0, dtype=np.int64)
-    bad = next((k for k, x in enumerate(series)
-                if not isinstance(x, int | float | np.number) or isinstance(x, bool)), None)
-    if bad is None:
-        raise ValueError(f"times must be numbers or datetimes, not {dtype}")
-    raise ValueError(f"row {bad} of times: {series.iloc[bad]!r} is neither a number nor a "
-                     f"datetime")
+    numpy_dtype = getattr(dtype, "numpy_dtype", dtype)
+    return int64_times(series) if numpy_dtype.kind in "iu" else series.to_numpy(np.float64)
 
 
 def value_columns(values: Any) -> list[Any]:

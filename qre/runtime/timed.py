@@ -53,11 +53,12 @@ import pandas as pd
 
 from dt.windows import TICK
 
-from ..language.clock import clock_steps
+from ..language.clock import TicksOverflow, TooManyTicks, clock_steps, format_duration
 from ..language.patterns import CLOCK_FIELD, WITHIN_PREFIX, durations
 from . import columns
+from .keys import stream_ids
 from .order import float_order, processing_order, tiebreak_columns, value_columns
-from .times import TimeScale, event_times
+from .times import TimeError, TimeScale, event_times
 
 if TYPE_CHECKING:
     from .monitor import Monitor
@@ -114,7 +115,8 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     if not isinstance(undefined, str) or undefined not in ("drop", "keep"):
         raise ValueError(f"undefined must be 'drop' or 'keep', got {undefined!r}")
     chosen = m.resolve_engine(engine)
-    times, keys = columns.column(times, "times"), columns.column(keys, "keys", required=False)
+    times = columns.column(times, "times")
+    keys = columns.column(keys, "keys", required=False, exact=True)
     values = columns.values(values)
     clock_times, scale = event_times(times, time_unit)
     n = len(clock_times)
@@ -134,7 +136,18 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
         # Predicates on plain cur read the column itself (the DT may read the time fields).
         scalar = m.derivation.predicates.reads_scalar_cur
         codes = m.derivation.apply(codes, values if scalar else timed_values)
-    steps = _steps(m, key_ids[order], clock_times[order], scale, watermark)
+    try:
+        steps = _steps(m, key_ids[order], clock_times[order], scale, watermark)
+    except TooManyTicks as e:
+        key = "" if keys is None else f"key {key_values[e.key]!r}"
+        start, end = (str(t) for t in scale.stamps(np.array([e.start, e.end])))
+        raise ValueError(e.described(key, start, end)) from None
+    except TicksOverflow as e:  # a time row, named like the other times out of range
+        row = int(order[e.index])
+        stamp = scale.stamps(np.array([e.time]))[0]
+        raise TimeError(row, stamp, f"{stamp} is too late for the clock: its ticks (every "
+                                    f"{format_duration(m.clock.period_ns)}) after it would "
+                                    f"pass the largest time int64 holds") from None
     rows = np.where(steps.event >= 0, order[np.maximum(steps.event, 0)], -1)
     is_tick = rows < 0
     step_codes = np.where(is_tick, m.alphabet.index(TICK) if TICK in m.alphabet else 0,
@@ -196,17 +209,14 @@ def _steps(m: Monitor, key: np.ndarray, time: np.ndarray, scale: TimeScale,
 
 
 def _keys(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Stream ids and each stream's key (:mod:`qre.runtime.keys`' rule); one stream
+    without keys."""
     if keys is None:
         return np.zeros(n, dtype=np.int64), np.array([None] * min(n, 1), dtype=object)
-    if not hasattr(keys, "__len__"):
-        keys = list(keys)
-    integers = isinstance(keys, np.ndarray | pd.Series) and keys.dtype.kind in "iu"
-    # Integers factorize as they are (as objects they would hash as Python ints, 5x slower).
-    ids, uniques = pd.factorize(keys if integers else pd.Series(keys, dtype=object),
-                                use_na_sentinel=False)
+    ids, values = stream_ids(keys)
     if len(ids) != n:
         raise ValueError(f"keys has {len(ids)} entries but there are {n} times")
-    return ids.astype(np.int64), np.asarray(uniques, dtype=object)
+    return ids, values
 
 
 def _with_time(m: Monitor, values: Any, times: np.ndarray, scale: TimeScale) -> Any:

@@ -39,11 +39,21 @@ the epoch). The watermark is read like the times and floored to δ (ticks
 fire at the boundaries at or before it). A time zone is kept: datetimes are
 converted to UTC to compute and stamps come back in the input's zone;
 naive datetimes stay naive.
+
+Range (issue 19). A time is less than 2**62 δ from the epoch, and so is the
+watermark: the clock's ticks past a time and a window's start before it must
+fit in int64 (beyond, numpy wrapped them into stamps near −9.2e18). A missing
+time, ±inf, a larger one, an unsigned integer beyond int64, a boolean or
+anything else that is not a number or a datetime is a :class:`TimeError`
+naming its row (:func:`time_series`), which the command line turns into the
+``--time`` column and row and Spark into the column and key.
 """
 
 from __future__ import annotations
 
+import datetime
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -51,12 +61,14 @@ import numpy as np
 import pandas as pd
 
 from ..language.clock import UNIT_NS, format_duration
+from . import columns
 
-__all__ = ["TimeScale", "event_times"]
+__all__ = ["TimeError", "TimeScale", "event_times", "int64_times", "time_series"]
 
 _MICRO = "us"
-_LIMIT = 2.0**62
-"""Largest magnitude of a time in δ (int64 with room for the ticks past it)."""
+_LIMIT = 2**62
+"""Times in δ lie strictly within ±_LIMIT (int64 with room for the ticks past them and
+the window starts before them)."""
 
 
 @dataclass(frozen=True)
@@ -112,7 +124,12 @@ class TimeScale:
         return pd.DatetimeIndex(naive).tz_localize("UTC").tz_convert(self.tz).array
 
     def point(self, value: Any, what: str) -> int:
-        """One time like the column's (a watermark), floored to whole δ."""
+        """One time like the column's (a watermark), floored to whole δ: a datetime for
+        datetimes, a number for numbers (a duration is neither), within ±2**62 δ."""
+        if isinstance(value, np.timedelta64 | datetime.timedelta):  # numpy: an integer
+            raise ValueError(f"{what} is a duration ({value!r}), not a "
+                             f"{'datetime' if self.kind == 'datetime' else 'number'} like "
+                             f"the times")
         if self.kind == "datetime":
             if isinstance(value, int | float | np.number):
                 raise ValueError(f"{what} is a number but the times are datetimes")
@@ -123,26 +140,108 @@ class TimeScale:
         if isinstance(value, bool) or not isinstance(value, int | float | np.number):
             raise ValueError(f"{what} is {value!r}, not a number like the times")
         if isinstance(value, int | np.integer):
-            return int(value) * self.per_unit
-        return int(_to_whole(np.array([float(value)]), self.per_unit, what, floor=True)[0])
+            count: float = int(value) * self.per_unit
+        else:
+            count = float(value) * self.per_unit
+        if not -_LIMIT < count < _LIMIT:  # NaN too
+            raise ValueError(f"{what} {value!r} is out of range (times lie within 2**62 δ "
+                             f"of the epoch)")
+        return int(count) if isinstance(count, int) else math.floor(count)
+
+
+class TimeError(ValueError):
+    """A time that is not one: missing, not a number or datetime, or out of range.
+
+    ``row`` is its position in the times given (None when the whole column is of a
+    type that holds no times), ``value`` what it holds, ``reason`` the message without
+    the position, so that callers can say where the row came from (the command line
+    names the input row and the ``--time`` column, Spark the key)."""
+
+    def __init__(self, row: int | None, value: Any, reason: str, what: str = "times") -> None:
+        where = what if row is None else f"row {row} of {what}"
+        super().__init__(f"{where}: {reason}")
+        self.row, self.value, self.reason = row, value, reason
+
+
+def time_series(times: Any) -> pd.Series:
+    """``times`` as a pandas Series of numbers or datetimes, checked: a missing time, a
+    boolean or other non-time is a :class:`TimeError` naming its row. Columns of Python
+    objects are typed by their values first."""
+    if isinstance(times, str | bytes):
+        raise TypeError("times is a sequence of times, not a single string")
+    times = columns.column(times, "times")
+    series = times if isinstance(times, pd.Series) else pd.Series(
+        times.array if isinstance(times, pd.Index) else times
+        if isinstance(times, np.ndarray | pd.api.extensions.ExtensionArray) else list(times))
+    missing = series.isna().to_numpy()
+    if missing.any():
+        row = int(np.flatnonzero(missing)[0])
+        raise TimeError(row, series.iloc[row], "the event time is missing")
+    if series.dtype == object:
+        series = series.infer_objects()
+    dtype = series.dtype
+    if pd.api.types.is_bool_dtype(dtype):
+        raise TimeError(None, None, f"booleans are not times (row 0 holds "
+                                    f"{bool(series.iloc[0])}): give numbers or datetimes")
+    if pd.api.types.is_complex_dtype(dtype):
+        raise TimeError(None, None, "complex numbers are not times")
+    if pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_datetime64_any_dtype(dtype) \
+            or pd.api.types.is_timedelta64_dtype(dtype) or len(series) == 0:
+        return series
+    raise _not_a_time(list(series))
+
+
+def _not_a_time(values: list[Any]) -> TimeError:
+    """Why a column of Python objects that pandas could not type holds no times: the
+    first entry that is not a number (a datetime among numbers, or neither), else the
+    first number numpy cannot hold (an integer beyond 64 bits, a Fraction...)."""
+    bad = next((k for k, x in enumerate(values)
+                if isinstance(x, bool) or not isinstance(x, numbers.Real)), None)
+    if bad is not None:
+        x = values[bad]
+        if isinstance(x, datetime.datetime | np.datetime64):
+            return TimeError(bad, x, f"{_shown(x)} is a datetime among numbers: give every "
+                                     f"time as a number, or every time as a datetime")
+        return TimeError(bad, x, f"{_shown(x)} is neither a number nor a datetime")
+    bad = next((k for k, x in enumerate(values)
+                if not isinstance(x, int | float | np.number)
+                or (isinstance(x, int) and not -(2**63) <= x < 2**63)), 0)
+    x = values[bad]
+    if isinstance(x, int):
+        return TimeError(bad, x, f"{x} is out of range (beyond int64)")
+    return TimeError(bad, x, f"{_shown(x)} is a number numpy holds no type for: give "
+                             f"integers, floats or datetimes")
+
+
+def int64_times(series: pd.Series) -> np.ndarray:
+    """Integer times as int64; an unsigned one beyond int64 is a TimeError naming its row
+    (numpy would wrap it to a negative time)."""
+    values = series.to_numpy()
+    if values.dtype.kind == "u" and len(values):
+        too_big = values > np.iinfo(np.int64).max
+        if too_big.any():
+            row = int(np.flatnonzero(too_big)[0])
+            raise TimeError(row, int(values[row]), f"{int(values[row])} is out of range "
+                                                   f"(beyond int64)")
+    return series.to_numpy(dtype=np.int64)
+
+
+def _shown(x: Any) -> str:
+    """A value for a message: numpy scalars as the Python values they hold."""
+    return repr(x.item() if isinstance(x, np.generic) else x)
 
 
 def event_times(times: Any, time_unit: str) -> tuple[np.ndarray, TimeScale]:
     """Event times as int64 counts of δ, and how to read them back (module docstring).
 
     ``times`` is a pandas Series, Index or extension array, a numpy array, or any
-    sequence; a missing time, or one that is neither a number nor a datetime, is a
-    ValueError naming its row.
+    sequence; a time that is missing, neither a number nor a datetime, or beyond
+    ±2**62 δ (infinite, 1e20 s, an int64 near its limits: the clock's ticks past it
+    would overflow) is a :class:`TimeError` naming its row.
     """
     if not isinstance(time_unit, str) or time_unit not in UNIT_NS:
         raise ValueError(f"time_unit must be one of {', '.join(UNIT_NS)}, not {time_unit!r}")
-    series = times if isinstance(times, pd.Series) else pd.Series(
-        times.array if isinstance(times, pd.Index) else times
-        if isinstance(times, np.ndarray | pd.api.extensions.ExtensionArray) else list(times))
-    missing = series.isna().to_numpy()
-    if missing.any():
-        raise ValueError(f"row {int(np.flatnonzero(missing)[0])} of times: the event time is "
-                         f"missing")
+    series = time_series(times)
     dtype = series.dtype
     if pd.api.types.is_datetime64_any_dtype(dtype):
         tz = getattr(dtype, "tz", None)
@@ -150,27 +249,34 @@ def event_times(times: Any, time_unit: str) -> tuple[np.ndarray, TimeScale]:
             series = series.dt.tz_convert("UTC").dt.tz_localize(None)
         ns = series.to_numpy(dtype="datetime64[ns]").astype(np.int64)
         return np.floor_divide(ns, UNIT_NS[_MICRO]), TimeScale("datetime", _MICRO, time_unit, tz)
-    if pd.api.types.is_integer_dtype(dtype):
-        return series.to_numpy(dtype=np.int64), TimeScale("int", time_unit, time_unit)
     if pd.api.types.is_float_dtype(dtype):
         scale = TimeScale("float", "ns" if UNIT_NS[time_unit] < UNIT_NS[_MICRO] else _MICRO,
                           time_unit)
         return _to_whole(series.to_numpy(dtype=np.float64), scale.per_unit, "times"), scale
-    if len(series) == 0:  # an empty list: no dtype to go by
-        return np.zeros(0, dtype=np.int64), TimeScale("int", time_unit, time_unit)
-    bad = next(k for k, x in enumerate(series)
-               if isinstance(x, bool) or not isinstance(x, int | float | np.number))
-    raise ValueError(f"row {bad} of times: {series.iloc[bad]!r} is neither a number nor "
-                     f"a datetime")
+    if pd.api.types.is_integer_dtype(dtype) or len(series) == 0:  # empty: no type to go by
+        values = series.to_numpy()  # uint64 compared as it is, before the int64 cast
+        _check_range(values, values, "times")
+        return int64_times(series), TimeScale("int", time_unit, time_unit)
+    raise TimeError(None, None, f"times must be numbers or datetimes, not {dtype}")
 
 
-def _to_whole(x: np.ndarray, k: int, what: str, floor: bool = False) -> np.ndarray:
-    """The float products x·k as int64, rounded to the nearest (ties to even) or floored;
-    a ValueError naming the row of a time that is infinite or out of range."""
-    p = x * k
-    bad = ~(np.abs(p) < _LIMIT)  # also inf and NaN
+def _check_range(x: np.ndarray, counts: np.ndarray, what: str) -> None:
+    """A TimeError naming the first row whose count of δ is not within ±2**62 (NaN and
+    ±inf included): ticks past it, and window starts before it, must fit in int64."""
+    bad = ~((counts > -_LIMIT) & (counts < _LIMIT))
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        why = "is out of range" if math.isfinite(x[row]) else "is not a time"
-        raise ValueError(f"row {row} of {what}: {float(x[row])!r} {why}")
-    return (np.floor(p) if floor else np.rint(p)).astype(np.int64)
+        value = x[row].item()
+        why = "is out of range" if math.isfinite(value) else "is not a time"
+        raise TimeError(row, value, f"{value!r} {why} (a time is less than 2**62 δ from "
+                                    f"the epoch; δ is the time unit for integers, 1 µs for "
+                                    f"floats, 1 ns for floats of ns)", what)
+
+
+def _to_whole(x: np.ndarray, k: int, what: str) -> np.ndarray:
+    """The float products x·k as int64, rounded to the nearest (ties to even); a
+    TimeError naming the row of a time that is infinite or out of range."""
+    with np.errstate(over="ignore"):  # an infinite product is reported just below
+        p = x * k
+    _check_range(x, p, what)
+    return np.rint(p).astype(np.int64)

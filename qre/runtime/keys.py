@@ -1,0 +1,133 @@
+"""Key identity: which rows form one stream (issue 19, point 2).
+
+Pipeline position: before the order of events (:mod:`qre.runtime.order`), wherever
+events carry a key — :meth:`qre.Monitor.run_keys`, :meth:`~qre.Monitor.run_timed`,
+``qre run --key``, and on Spark the per-batch grouping of ``monitor_frame`` and
+``monitor_timed`` (Spark's own ``groupBy`` and ``repartition`` already group this
+way, so streams and the ``"grouped"`` method agree without this module).
+
+The rule. Two rows belong to one stream when their keys are equal:
+
+* values compare as Python compares them (``1``, ``1.0`` and ``True`` are one key
+  in a column of Python objects; a typed column never mixes them), and ``-0.0``
+  equals ``0.0``;
+* NaN is a key like any other value: every NaN is one key;
+* a missing key — ``None``, a null, ``pd.NA``, ``NaT`` — is one key of its own,
+  **different from NaN**.
+
+Why this rule: it is Spark's (``groupBy`` and hash partitioning put all nulls in
+one group, NaN in another, and normalize ``-0.0`` to ``0.0``), which this
+package cannot change, and it keeps apart what the data tells apart: NaN is a
+value, null is the absence of one. pandas would merge them (``factorize``
+treats None and NaN alike), so they are separated here; a pandas float column
+that holds NaN for its missing entries (what pandas makes of a null) gives
+one NaN stream, as its data says.
+
+Exactness: keys are compared as the column holds them, never through a float
+cast: Arrow integers with nulls become pandas' nullable integers, not floats
+(2**53 + 1 stays apart from 2**53), Arrow floats with nulls a masked ``Float64``
+(:func:`qre.runtime.columns.column` with ``exact=True``).
+
+Cost: one ``pd.factorize`` of the column in its own dtype (hashing in C); an object
+column holding missing entries pays one Python check per missing entry.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import columns
+
+__all__ = ["is_missing", "same_key", "stream_ids"]
+
+
+def stream_ids(keys: Any) -> tuple[np.ndarray, np.ndarray]:
+    """One stream id per row, by the rule of the module docstring, and each stream's key.
+
+    Ids are int64, 0..k−1 in order of each key's first row; the keys come as an object
+    array, Python values (None for the missing key, NaN for the NaN key).
+    Accepts any column :func:`qre.runtime.columns.column` does, lists and iterables.
+
+    >>> ids, values = stream_ids([None, float("nan"), 3, None, -0.0, 0.0])
+    >>> ids.tolist(), values.tolist()
+    ([0, 1, 2, 0, 3, 3], [None, nan, 3, -0.0])
+    """
+    if isinstance(keys, str | bytes):
+        raise TypeError("keys is a sequence of keys, not a single string")
+    keys = columns.column(keys, "keys", exact=True)
+    if isinstance(keys, pd.Series | pd.Index):
+        keys = keys.array
+    if isinstance(keys, pd.arrays.NumpyExtensionArray):
+        keys = keys.to_numpy()
+    if not isinstance(keys, np.ndarray | pd.api.extensions.ExtensionArray):
+        # Lists and iterables as objects: numpy would turn [1, "a"] into strings and a
+        # list of tuples into a matrix.
+        keys = pd.Series(list(keys), dtype=object).to_numpy()
+    if isinstance(keys, np.ndarray) and keys.ndim != 1:
+        raise ValueError(f"keys must be one-dimensional, got shape {keys.shape}")
+    if isinstance(keys, np.ndarray) and keys.dtype == object:
+        return _object_ids(keys)
+    ids, uniques = pd.factorize(keys, use_na_sentinel=False)
+    return ids.astype(np.int64, copy=False), _key_values(uniques)
+
+
+def is_missing(x: Any) -> bool:
+    """True for a missing key: None, ``pd.NA``, ``NaT`` (not NaN: a NaN is a value)."""
+    return x is None or x is pd.NA or x is pd.NaT or (
+        isinstance(x, np.datetime64 | np.timedelta64) and bool(np.isnat(x)))
+
+
+def same_key(a: Any, b: Any) -> bool:
+    """Whether keys ``a`` and ``b`` are one stream's (the module docstring's rule)."""
+    if is_missing(a) or is_missing(b):
+        return is_missing(a) and is_missing(b)
+    if _is_nan(a) or _is_nan(b):
+        return _is_nan(a) and _is_nan(b)
+    return bool(a == b)
+
+
+def _is_nan(x: Any) -> bool:
+    return isinstance(x, float | np.floating) and math.isnan(x)
+
+
+def _object_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Python objects: pandas hashes them, but gives None and NaN one code (−1); the
+    rows it leaves out are split here into the NaN key and the missing key."""
+    try:
+        ids, uniques = pd.factorize(values, use_na_sentinel=True)
+    except TypeError as e:  # a list, a dict...: no key compares with it
+        raise TypeError(f"keys must be hashable values: {e}") from None
+    ids = ids.astype(np.int64, copy=False)
+    absent = np.flatnonzero(ids < 0)
+    if not len(absent):
+        return ids, uniques
+    nan = np.fromiter((_is_nan(values[k]) for k in absent), dtype=bool, count=len(absent))
+    extra: list[Any] = []
+    for rows, value in ((absent[nan], np.nan), (absent[~nan], None)):
+        if len(rows):
+            ids[rows] = len(uniques) + len(extra)
+            extra.append(value)
+    return _first_appearance(ids, np.concatenate([uniques, np.array(extra, dtype=object)]))
+
+
+def _first_appearance(ids: np.ndarray, uniques: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Ids renumbered in order of their first row (as ``pd.factorize`` numbers them)."""
+    _, first = np.unique(ids, return_index=True)
+    by_first = np.argsort(first, kind="stable")
+    renumber = np.empty(len(by_first), dtype=np.int64)
+    renumber[by_first] = np.arange(len(by_first))
+    return renumber[ids], uniques[by_first]
+
+
+def _key_values(uniques: Any) -> np.ndarray:
+    """The distinct keys of a typed column as Python values, None for the missing key."""
+    values = np.asarray(uniques, dtype=object)
+    if isinstance(uniques, np.ndarray) and uniques.dtype.kind in "biuf":
+        return values  # numpy numbers have no missing entry (NaN is a value)
+    missing = np.asarray(pd.isna(uniques), dtype=bool)  # Float64 masks nulls, not NaN
+    values[missing] = None
+    return values
