@@ -120,6 +120,8 @@ def _check_column(data: Any, what: str) -> None:
     naming the argument (instead of "'int' object is not iterable" from deep inside)."""
     if isinstance(data, str | bytes):
         raise TypeError(f"{what} is a column of entries, not a single string")
+    if isinstance(data, np.ndarray) and data.ndim > 1:
+        raise ValueError(f"{what} must be one-dimensional, got shape {data.shape}")
     if (isinstance(data, np.ndarray) and data.ndim == 0) or not (
             hasattr(data, "__iter__") or hasattr(data, "__arrow_c_stream__")
             or hasattr(data, "__arrow_c_array__")):

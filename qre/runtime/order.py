@@ -112,18 +112,23 @@ def zero_rank(value: Any) -> int:
     return 0 if negative_zero else 1
 
 
-def sortable(column: Any, n: int) -> np.ndarray:
+def sortable(column: Any, what: str) -> np.ndarray:
     """A column as an array whose ascending order and equality are the rule's: floats by
     :func:`float_order` (``-0.0`` before ``0.0``, NaN last), integers and booleans as
-    numbers, anything else by its sorted text codes (missing last). A scalar is
-    repeated n times.
+    numbers, anything else by its sorted text codes (missing last). A column that is not
+    one-dimensional, or whose entries cannot be ordered, is an error naming ``what``.
 
-    >>> sortable([2.0, float("nan"), -1.0], 3).argsort().tolist()
+    >>> sortable([2.0, float("nan"), -1.0], "tiebreak").argsort().tolist()
     [2, 0, 1]
-    >>> sortable(["b", None, "a"], 3).tolist()
+    >>> sortable(["b", None, "a"], "tiebreak").tolist()
     [1, 2, 0]
     """
-    array = np.asarray(column) if hasattr(column, "__len__") else np.full(n, column)
+    try:
+        array = np.asarray(column)
+    except ValueError:  # ragged entries ([[], [0]]): objects, refused below
+        array = np.asarray(column, dtype=object)
+    if array.ndim != 1:
+        raise ValueError(f"{what} must be one-dimensional, got shape {array.shape}")
     if array.dtype.kind == "f":
         return float_order(array)
     if array.dtype.kind in "biu":
@@ -131,7 +136,10 @@ def sortable(column: Any, n: int) -> np.ndarray:
     if isinstance(column, pd.Series | pd.api.extensions.ExtensionArray) and \
             pd.api.types.is_float_dtype(column.dtype):  # pandas' nullable Float64: NA is NaN
         return float_order(pd.array(column).to_numpy(dtype=np.float64, na_value=np.nan))
-    codes, uniques = pd.factorize(pd.Series(array, dtype=object), sort=True)
+    try:
+        codes, uniques = pd.factorize(pd.Series(array, dtype=object), sort=True)
+    except TypeError as e:  # unhashable (lists) or not comparable (1 and object())
+        raise TypeError(f"{what}: its entries cannot be ordered ({e})") from None
     return np.where(codes < 0, len(uniques), codes)
 
 
@@ -206,9 +214,10 @@ def processing_order(key_ids: np.ndarray, times: np.ndarray, tags: Any, codes: n
     n = len(codes)
     rows = np.arange(n, dtype=np.int64) if rows is None else rows
     tags, values = columns.column(tags, "tags"), columns.values(values)
-    ties = [*(sortable(columns.column(c, "tiebreak"), n) for c in tiebreak_columns(tiebreak)),
+    ties = [*(sortable(columns.column(c, "tiebreak"), "tiebreak")
+              for c in tiebreak_columns(tiebreak)),
             tag_rank(tags, codes, alphabet),
-            *(sortable(c, n) for c in value_columns(values))]
+            *(sortable(c, "values") for c in value_columns(values))]
     for column in ties:
         if len(column) != n:
             raise ValueError(f"a tiebreak or value column has {len(column)} entries but there "
