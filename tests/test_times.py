@@ -270,3 +270,23 @@ def test_a_watermark_of_the_other_kind_is_refused():
             PERIOD.run_timed([0, 5], ["a", "a"], [1.0, 2.0], watermark=duration)
         with pytest.raises(ValueError, match=r"watermark is a duration .*, not a datetime like"):
             PERIOD.run_timed(pd.to_datetime(["2026-01-01"]), ["a"], [1.0], watermark=duration)
+
+
+def test_datetimes_in_mixed_zones_are_an_error_naming_the_row():
+    """Issue 19, point 13: a naive datetime among zoned ones (or two zones) was "row 0 of
+    times: datetime(...) is neither a number nor a datetime"; the message now says what
+    differs, at the first row that differs from row 0."""
+    import datetime as dt
+
+    utc, plus_one = dt.timezone.utc, dt.timezone(dt.timedelta(hours=1))
+    naive, zoned = dt.datetime(2026, 1, 1), dt.datetime(2026, 1, 2, tzinfo=utc)
+    m = qre("iter(atom(a, cur), 0, +)")
+    with pytest.raises(ValueError, match=r"row 1 of times: .* has a time zone but row 0 "
+                                         r"has none"):
+        m.run(["a", "a"], [1.0, 2.0], times=[naive, zoned])
+    with pytest.raises(ValueError, match=r"row 1 of times: .* has no time zone but row 0 "
+                                         r"has one"):
+        PERIOD.run_timed([zoned, naive], ["a", "a"], [1.0, 2.0])
+    with pytest.raises(ValueError, match=r"row 1 of times: .* in another time zone than "
+                                         r"row 0 \(UTC\)"):
+        m.run(["a", "a"], [1.0, 2.0], times=[zoned, zoned.astimezone(plus_one)])

@@ -194,7 +194,22 @@ def time_series(times: Any) -> pd.Series:
 def _not_a_time(values: list[Any]) -> TimeError:
     """Why a column of Python objects that pandas could not type holds no times: the
     first entry that is not a number (a datetime among numbers, or neither), else the
-    first number numpy cannot hold (an integer beyond 64 bits, a Fraction...)."""
+    first number numpy cannot hold (an integer beyond 64 bits, a Fraction...). Among
+    datetimes only, the first whose time zone is there where row 0's is not, or the
+    reverse."""
+    if values and all(isinstance(x, datetime.datetime) for x in values):
+        zoned = [x.tzinfo is not None for x in values]
+        if not all(zoned[0] == z for z in zoned):
+            bad = zoned.index(not zoned[0])
+            x = values[bad]
+            return TimeError(bad, x, f"{_shown(x)} has {'a' if zoned[bad] else 'no'} time "
+                                     f"zone but row 0 has {'one' if zoned[0] else 'none'}: "
+                                     f"give every time a zone, or none")
+        bad = next((k for k, x in enumerate(values) if x.tzinfo != values[0].tzinfo), 0)
+        x = values[bad]
+        return TimeError(bad, x, f"{_shown(x)} is in another time zone than row 0 "
+                                 f"({values[0].tzinfo}): give the times in one zone, e.g. "
+                                 f"pd.to_datetime(times, utc=True)")
     bad = next((k for k, x in enumerate(values)
                 if isinstance(x, bool) or not isinstance(x, numbers.Real)), None)
     if bad is not None:
