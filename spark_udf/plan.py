@@ -33,7 +33,7 @@ from qre.runtime.order import float_order
 from qre.runtime.output import check_no_collision, result_columns
 from qre.runtime.timed import is_timed, needed_fields
 
-__all__ = ["LATE", "START", "Plan", "concat_rows", "frame_rows", "make_plan",
+__all__ = ["LATE", "START", "Plan", "check_arguments", "concat_rows", "frame_rows", "make_plan",
            "monitor_fingerprint", "nan_for_null", "spark_frame", "worker_monitor"]
 
 
@@ -119,6 +119,35 @@ class Plan:
         return self.clock is not None and self.clock.window_ns is not None
 
 
+def check_arguments(caller: str, monitor: Any, key: Any, time: Any, tag: Any, value: Any,
+                    tiebreak: Any = (), keep: Any = None, prefix: Any = "",
+                    engine: Any = "auto", unknown_tags: Any = "error") -> None:
+    """Refuse an argument of the wrong type, naming it, before anything reads it (and
+    before any Spark job): the monitor, the column names, the options.
+
+    >>> check_arguments("monitor_frame", None, "k", "t", "tag", "v")
+    Traceback (most recent call last):
+    TypeError: monitor_frame: monitor must be a qre Monitor (from qre(...)), not NoneType
+    """
+    if not isinstance(monitor, Monitor):
+        raise TypeError(f"{caller}: monitor must be a qre Monitor (from qre(...)), not "
+                        f"{type(monitor).__name__}")
+    for role, name in (("key", key), ("time", time), ("tag", tag), ("prefix", prefix)):
+        if not isinstance(name, str):
+            raise TypeError(f"{caller}: {role} must be a column name (a string), not "
+                            f"{type(name).__name__}")
+    for role, names in (("value", value), ("tiebreak", tiebreak), ("keep", keep)):
+        if names is None or isinstance(names, str):
+            continue
+        if not (isinstance(names, Sequence) and all(isinstance(n, str) for n in names)):
+            raise TypeError(f"{caller}: {role} must be a column name or a list of them, not "
+                            f"{type(names).__name__}")
+    monitor.resolve_engine(engine)  # an unknown engine: a ValueError naming it
+    if not isinstance(unknown_tags, str) or unknown_tags not in ("error", "skip"):
+        raise ValueError(f"{caller}: unknown_tags must be 'error' or 'skip', got "
+                         f"{unknown_tags!r}")
+
+
 def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: str,
               value: str | Sequence[str] | None, tiebreak: str | Sequence[str],
               engine: str, unknown_tags: str, *, timed: bool = False,
@@ -136,11 +165,13 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
     time and tag columns always are); a result column — ``prefix`` + status/value, and
     the ``added`` ones such as ``late`` — may not have the name of one of them.
     """
+    check_arguments(caller, monitor, key, time, tag, value, tiebreak, keep, prefix, engine,
+                    unknown_tags)
     if not timed and is_timed(monitor):
         raise ValueError(f"{caller}: this monitor is timed (a window, a clock period or a "
                          f"pattern's within): run it with spark_udf.monitor_timed")
     values = (value,) if isinstance(value, str) else tuple(value or ())
-    ties = (tiebreak,) if isinstance(tiebreak, str) else tuple(tiebreak)
+    ties = (tiebreak,) if isinstance(tiebreak, str) else tuple(tiebreak or ())
     have = set(df.columns)
     roles = [("key", key), ("time", time), ("tag", tag), *(("value", v) for v in values),
              *(("tiebreak", t) for t in ties)]

@@ -86,6 +86,7 @@ from qre.runtime.timed import is_timed
 from .keyed import LATE, LATE_POLICIES, TIME_US, KeyState, Rules, step, wake_ms
 from .plan import (
     Plan,
+    check_arguments,
     make_plan,
     monitor_fingerprint,
     nan_for_null,
@@ -200,10 +201,15 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, StructField, StructType
 
+    if not hasattr(df, "isStreaming"):
+        raise TypeError(f"monitor_stream: expected a streaming Spark DataFrame "
+                        f"(spark.readStream), got {type(df).__module__}.{type(df).__name__}")
     if not df.isStreaming:
         raise ValueError("monitor_stream: the DataFrame is not streaming (spark.readStream); "
                          "use monitor_frame for a batch DataFrame")
-    if late not in LATE_POLICIES:
+    check_arguments("monitor_stream", monitor, key, time, tag, value, tiebreak, keep, prefix,
+                    engine, unknown_tags)
+    if not isinstance(late, str) or late not in LATE_POLICIES:
         raise ValueError(f"monitor_stream: late must be one of {', '.join(LATE_POLICIES)}, "
                          f"not {late!r}")
     if not isinstance(time_unit, str) or time_unit not in TIME_UNITS:

@@ -36,6 +36,7 @@ from qre.runtime.times import TimeError
 from .plan import (
     START,
     Plan,
+    check_arguments,
     event_data,
     make_plan,
     output_fields,
@@ -69,7 +70,13 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
 
     if not isinstance(time_unit, str) or time_unit not in UNIT_NS:
         raise ValueError(f"monitor_timed: time_unit must be one of {', '.join(UNIT_NS)}")
+    if not isinstance(undefined, str) or undefined not in ("drop", "keep"):
+        raise ValueError(f"monitor_timed: undefined must be 'drop' or 'keep', got {undefined!r}")
+    if not isinstance(dedup, bool):
+        raise TypeError(f"monitor_timed: dedup must be True or False, not {dedup!r}")
     df = spark_frame(df, "monitor_timed")
+    check_arguments("monitor_timed", monitor, key, time, tag, value, tiebreak, keep, prefix,
+                    engine, unknown_tags)
     windows = monitor.clock is not None and monitor.clock.window_ns is not None
     plan = make_plan("monitor_timed", df, monitor, key, time, tag, value, tiebreak, engine,
                      unknown_tags, timed=True, keep=keep, prefix=prefix,

@@ -37,7 +37,8 @@ ARGUMENTS = {"df": None, "monitor": MONITOR, "key": "k", "time": "t", "tag": "ta
 OPTIONS = {
     monitor_frame: {"method": "sorted", "engine": "table", "unknown_tags": "error",
                     "tiebreak": (), "keep": None, "prefix": ""},
-    monitor_timed: {"time_unit": "s", "engine": "table", "undefined": "drop", "keep": None},
+    monitor_timed: {"time_unit": "s", "engine": "table", "undefined": "drop", "keep": None,
+                    "dedup": False},
     monitor_stream_frame: {"time_unit": "s", "engine": "table"},
 }
 COLUMN_NAMES = st.one_of(st.sampled_from(["nope", "", "k ", "K", "v.x", "`v`"]), WRONG)

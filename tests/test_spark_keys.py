@@ -28,6 +28,7 @@ from key_oracle import BIG, DIGITS, KEY_CLASSES, keyed_rows, oracle, token
 from qre import qre
 
 pyspark = pytest.importorskip("pyspark")
+pytestmark = pytest.mark.fuzz  # nulls, NaN and huge keys on every Spark path
 
 from spark_udf import monitor_frame, monitor_stream, monitor_timed  # noqa: E402
 from spark_udf.batch import METHODS  # noqa: E402

@@ -278,7 +278,7 @@ def test_datetimes_in_mixed_zones_are_an_error_naming_the_row():
     differs, at the first row that differs from row 0."""
     import datetime as dt
 
-    utc, plus_one = dt.timezone.utc, dt.timezone(dt.timedelta(hours=1))
+    utc, plus_one = dt.UTC, dt.timezone(dt.timedelta(hours=1))
     naive, zoned = dt.datetime(2026, 1, 1), dt.datetime(2026, 1, 2, tzinfo=utc)
     m = qre("iter(atom(a, cur), 0, +)")
     with pytest.raises(ValueError, match=r"row 1 of times: .* has a time zone but row 0 "
