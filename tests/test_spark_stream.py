@@ -249,7 +249,8 @@ def test_times_of_every_unit_and_type(spark) -> None:  # type: ignore[no-untyped
         "ts", F.to_timestamp(F.lit("2023-11-14 22:13:20.25")))
 
     def us(column: str, unit: str):  # type: ignore[no-untyped-def]
-        return stream_module._time_us(F.col(column), rows.schema[column].dataType, unit)
+        return stream_module._time_us(F.col(column), rows.schema[column].dataType, unit,
+                                      column, F.lit("k"))
 
     got = rows.select(us("n", "s").alias("s"), us("n", "ms").alias("ms"),
                       us("n", "us").alias("us"), us("n", "ns").alias("ns"),
