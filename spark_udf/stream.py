@@ -111,6 +111,12 @@ METRICS = "qre_monitor"
 SIDECAR = "qre-monitor.json"
 """The file in a checkpoint directory that records which monitor wrote it."""
 
+STATE_LAYOUT = 2
+"""How rows map to state, recorded beside the fingerprint: 2 groups a numeric key by its
+text (issue 19: NaN and null apart, longs never through a float). A checkpoint of
+another layout (or of none: written before this record) would resume its keys' state
+under other groups — losing or repeating output — so it is refused."""
+
 _TIME_LIMIT = 2**62
 """Times in µs lie strictly within ±_TIME_LIMIT (:mod:`qre.runtime.times`' range)."""
 
@@ -399,6 +405,12 @@ def _check_sidecar(spark: Any, checkpoint: str, monitor: Monitor) -> None:
             recorded = json.loads(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
         finally:
             stream.close()
+        if recorded.get("layout") != STATE_LAYOUT:
+            raise ValueError(
+                f"monitor_stream: the checkpoint {checkpoint} was written by another version "
+                f"of qre (state layout {recorded.get('layout', 1)}, this one {STATE_LAYOUT}: "
+                f"keys are grouped differently), so resuming it would lose or repeat output. "
+                f"Give this query a new checkpoint directory (and replay its input)")
         if recorded.get("fingerprint") != fingerprint:
             raise ValueError(
                 f"monitor_stream: the checkpoint {checkpoint} was written by another monitor "
@@ -406,7 +418,8 @@ def _check_sidecar(spark: Any, checkpoint: str, monitor: Monitor) -> None:
                 f"query: {recorded.get('query')!r}). Restart it with that query, or give this "
                 f"one a new checkpoint directory")
         return
-    record = json.dumps({"fingerprint": fingerprint, "query": monitor.source,
+    record = json.dumps({"fingerprint": fingerprint, "layout": STATE_LAYOUT,
+                         "query": monitor.source,
                          "alphabet": list(monitor.alphabet)})
     out = fs.create(path, True)
     try:

@@ -229,6 +229,25 @@ def test_a_checkpoint_refuses_another_monitor(spark, tmp_path) -> None:  # type:
         run(spark, other, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out")
 
 
+def test_a_checkpoint_of_another_state_layout_is_refused(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A checkpoint recorded before numeric keys were grouped by their text (no layout in
+    its record) would resume under other groups, losing or repeating output: refused."""
+    import json
+
+    m = qre(RESTART_QUERY, list(ALPHABET))
+    write_batches(tmp_path / "in", _restart_events()[:1])
+    run(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out")
+    sidecar = tmp_path / "ckpt" / stream_module.SIDECAR
+    record = json.loads(sidecar.read_text())
+    assert record["layout"] == stream_module.STATE_LAYOUT
+    del record["layout"]
+    sidecar.write_text(json.dumps(record))
+    sidecar.with_name(f".{sidecar.name}.crc").unlink()  # Hadoop's checksum of the old text
+    with pytest.raises(ValueError, match=r"another version of qre \(state layout 1, this "
+                                         r"one 2.*new checkpoint directory"):
+        run(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out")
+
+
 def test_a_null_time_fails_the_query_naming_the_key(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from pyspark.errors import StreamingQueryException
 
