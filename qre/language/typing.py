@@ -39,6 +39,7 @@ from dataclasses import dataclass, fields, replace
 from enum import Enum
 
 from dt.terms import Var
+from dt.windows import MAX_SLOTS
 
 from . import ast
 from . import automata as fa
@@ -199,10 +200,26 @@ def _check_timed(q: ast.Aggregate | ast.Matches, sigma: tuple[str, ...]) -> None
                 raise QreTypeError(f"pattern tag {tag!r} is not an event tag of the alphabet "
                                    f"({', '.join(t for t in sigma if t != TICK)})",
                                    span=matches.span)
+    if isinstance(q, ast.Aggregate) and q.slots > MAX_SLOTS:
+        raise QreTypeError(_too_many_slots(q), span=q.span)
     for tag in (q.tags if isinstance(q, ast.Aggregate) else None) or ():
         if tag not in sigma or tag == TICK:
             raise QreTypeError(f"aggregated tag {tag!r} is not an event tag of the alphabet "
                                f"({', '.join(t for t in sigma if t != TICK)})", span=q.span)
+
+
+def _too_many_slots(q: ast.Aggregate) -> str:
+    """Why a window with more than :data:`dt.windows.MAX_SLOTS` open instances is refused,
+    and the same window with the shortest slide that keeps within it."""
+    from .printer import to_text
+
+    least = -(-q.slots // MAX_SLOTS)  # the slide must grow by this factor at least
+    factor = next((f for f in range(least, least + 10_000) if q.slots % f == 0), q.slots)
+    instead = to_text(replace(q, slide=q.slide * factor, span=None))
+    return (f"this window keeps {q.slots:,} instances open at once (its size over its "
+            f"slide), more than {MAX_SLOTS:,}: the DT holds every open instance, so it "
+            f"would take too long to build and to run; use a longer slide, e.g. "
+            f"{instead}, or a shorter size")
 
 
 def check_fold(f: ast.FoldBody) -> None:
