@@ -427,6 +427,27 @@ print(json.dumps({{"ready": ready, "path": str(e.path), "s": s.tolist(), "v": v.
     assert np.array_equal(np.array(result["v"]), out_v, equal_nan=True)
 
 
+def test_compile_apart_compiles_in_another_process(cache_dir, monkeypatch):
+    """Issue 19.16: the background compile runs in a child process (its own interpreter
+    lock); this process only loads the machine code from the disk cache."""
+    dt = DT(("a",), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", "q * 0.75 + cur"),))
+    engine = CodegenEngine(dt)
+    assert not engine.is_ready()
+    engine.compile_apart()
+    stats = {f: getattr(engine.module(), f).stats for f in ("init", "run_chunk")}
+    assert sum(sum(st.cache_hits.values()) for st in stats.values()) == 2
+    assert sum(sum(st.cache_misses.values()) for st in stats.values()) == 0
+    _, value, _, _ = engine.advance(*engine.initial_config([4.0]), np.array([0]),
+                                    np.array([1.0]))
+    assert value.tolist() == [4.0]
+    other = CodegenEngine(DT(("a",), ("q",), ("q",), ("q",),
+                             (_tr("a", ["q"], "q", "q * 0.25 + cur"),)))
+    monkeypatch.setattr(generated, "_CHILD", "import sys; sys.exit('no numba here')")
+    with pytest.raises(RuntimeError, match=r"compiling process failed.*no numba here"):
+        other.compile_apart()
+    assert not other.is_ready()
+
+
 def _env() -> dict[str, str]:
     import os
 
