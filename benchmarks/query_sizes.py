@@ -47,7 +47,7 @@ def main() -> None:
     for family in (right_split, nested_iter, nested_combine):
         for n in (1, 2, 4, 8, 16, 32):
             q = family(n)
-            compiled = compile_query(q, SIGMA)
+            compiled = compile_query(q, SIGMA, lean=None)  # the constructions as printed
             size_q = query_size(q)
             a, i = compiled.value.size, compiled.identity.size
             print(f"{family.__name__:<15} {n:>3} {size_q:>8} {a:>8} {i:>7} "

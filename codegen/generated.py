@@ -29,7 +29,10 @@ compiled in this process, or its Numba cache files exist — after
 :meth:`CodegenEngine.compile` or after any run. :meth:`CodegenEngine.compile`
 compiles (or loads) everything eagerly, ``init`` too, and logs the time;
 without it the first ``advance`` pays that cost (and ``init`` compiles on
-the first ``initial_config``).
+the first ``initial_config``). :meth:`CodegenEngine.compile_apart` compiles in another
+Python process into the disk cache, then loads from it: a compile of minutes (a DT of
+thousands of states) then holds neither this process's interpreter lock nor Numba's
+compiler lock, so runs on the table engine meanwhile go at full speed.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import itertools
 import logging
 import os
 import secrets
+import subprocess
 import sys
 import tempfile
 import threading
@@ -202,6 +206,36 @@ class CodegenEngine(ArrayEngine):
                     elapsed, q, self.dt.size, self.source.count("\n"))
         return elapsed
 
+    def compile_apart(self) -> float:
+        """Compile every entry point in a fresh Python process, which leaves the machine
+        code in the disk cache, then load it here (:meth:`compile`); the seconds taken.
+
+        The child rebuilds this engine from the DT's JSON and checks that it generates
+        the same source (the same hash); a child that fails raises ``RuntimeError`` with
+        the end of its error output. If no process can be started, compiles here.
+        """
+        start = time.perf_counter()
+        if not self.is_ready():
+            root = str(Path(__file__).resolve().parent.parent)  # the dt and codegen packages
+            env = dict(os.environ, QRE_CACHE_DIR=str(self.path.parent),
+                       PYTHONPATH=os.pathsep.join(filter(None, [root,
+                                                                os.environ.get("PYTHONPATH")])))
+            self._announce("the kernel in another process")
+            try:
+                done = subprocess.run([sys.executable, "-c", _CHILD, self.digest],
+                                      input=self.dt.to_json(indent=None), capture_output=True,
+                                      text=True, env=env, check=False)
+            except OSError as err:
+                logger.info("codegen %s: cannot start a process (%s); compiling here",
+                            self.digest[:12], err)
+                return self.compile()
+            if done.returncode:
+                tail = " ".join(done.stderr.strip().splitlines()[-3:])
+                raise RuntimeError(f"codegen {self.digest[:12]}: the compiling process "
+                                   f"failed (exit {done.returncode}): {tail}")
+        self.compile()  # loads from the disk cache
+        return time.perf_counter() - start
+
     # ------------------------------------------------------------------ engine hooks
 
     def _initial(self, x_status: np.ndarray, x_value: np.ndarray
@@ -268,6 +302,19 @@ class CodegenEngine(ArrayEngine):
         logger.info("codegen %s: compiling %s with Numba (%d states, DT size %d); then "
                     "cached in %s", self.digest[:12], what, self.tables.n_states,
                     self.dt.size, self.path.parent)
+
+
+_CHILD = """\
+import sys
+from codegen.generated import CodegenEngine
+from dt.model import DT
+engine = CodegenEngine(DT.from_json(sys.stdin.read()))
+if engine.digest != sys.argv[1]:
+    sys.exit(f"the DT's JSON generates another kernel ({engine.digest[:12]})")
+engine.compile()
+"""
+"""The program :meth:`CodegenEngine.compile_apart` runs: the DT's JSON on its standard
+input, the expected source hash as its argument."""
 
 
 def is_ready(dt: DT) -> bool:

@@ -55,6 +55,7 @@ import numpy as np
 from dt.model import DT, INIT
 from dt.terms import OPS, Apply, Const, Cur, Term, Var
 
+from .optimize._common import sccs_topological
 from .optimize.prune_dead import live_labels
 
 __all__ = [
@@ -189,7 +190,7 @@ def flatten(dt: DT) -> Tables:
                 for v in dt.transitions[k].sources:
                     if v.primed and pos[v.name] in by_target:
                         edges[pos[v.name]].add(q)
-        for scc in _sccs_topological(sorted(by_target), edges):
+        for scc in sccs_topological(sorted(by_target), edges):
             cyclic = len(scc) > 1 or scc[0] in edges[scc[0]]
             for q in scc:
                 entry_state.append(q)
@@ -262,54 +263,3 @@ def _compile_term(term: Term, pos: dict[str, int], column_of: dict[str | None, i
             code_arg.append(0)
             need[id(node)] = max(j + need[id(a)] for j, a in enumerate(node.args))
     return need[id(term)]
-
-
-def _sccs_topological(nodes: list[int], edges: dict[int, set[int]]) -> list[list[int]]:
-    """Strongly connected components, each before every component it has edges to.
-
-    Tarjan's algorithm with an explicit stack (no recursion limit). Tarjan emits
-    a component after all components reachable from it, so the list is reversed.
-    """
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
-    comp_stack: list[int] = []
-    out: list[list[int]] = []
-    counter = 0
-    for root in nodes:
-        if root in index:
-            continue
-        work: list[tuple[int, list[int]]] = []
-        index[root] = low[root] = counter
-        counter += 1
-        comp_stack.append(root)
-        on_stack.add(root)
-        work.append((root, sorted(edges[root], reverse=True)))
-        while work:
-            v, todo = work[-1]
-            if todo:
-                w = todo.pop()
-                if w not in index:
-                    index[w] = low[w] = counter
-                    counter += 1
-                    comp_stack.append(w)
-                    on_stack.add(w)
-                    work.append((w, sorted(edges[w], reverse=True)))
-                elif w in on_stack:
-                    low[v] = min(low[v], index[w])
-                continue
-            work.pop()
-            if work:
-                parent = work[-1][0]
-                low[parent] = min(low[parent], low[v])
-            if low[v] == index[v]:
-                comp: list[int] = []
-                while True:
-                    w = comp_stack.pop()
-                    on_stack.discard(w)
-                    comp.append(w)
-                    if w == v:
-                        break
-                out.append(sorted(comp))
-    out.reverse()
-    return out

@@ -139,25 +139,9 @@ class DT:
                     raise DTError(f"{kind} state {q!r} is not a state")
         labels = set(self.alphabet) | RESERVED_LABELS
         for k, t in enumerate(self.transitions):
-            where = f"transition {k} ({t})"
-            if t.on not in labels:
-                raise DTError(f"{where}: label {t.on!r} is not a tag, 'init' or 'eps'")
-            if t.target not in states:
-                raise DTError(f"{where}: target {t.target!r} is not a state")
-            for v in t.sources:
-                if v.name not in states:
-                    raise DTError(f"{where}: source {v} is not a state")
-            extra = t.term.variables() - t.sources
-            if extra:
-                names = ", ".join(sorted(str(v) for v in extra))
-                raise DTError(f"{where}: the term reads {names}, which is not among the sources")
-            if t.on in RESERVED_LABELS:
-                unprimed = sorted(str(v) for v in t.sources if not v.primed)
-                if unprimed:
-                    raise DTError(f"{where}: an {t.on} transition reads only primed sources, "
-                                  f"not {', '.join(unprimed)}")
-                if t.term.reads_cur():
-                    raise DTError(f"{where}: an {t.on} transition cannot read cur")
+            problem = _transition_problem(t, states, labels)
+            if problem is not None:  # only then print the transition: DTs can be large
+                raise DTError(f"transition {k} ({t}): {problem}")
 
     # ------------------------------------------------------------------ derived views
 
@@ -259,6 +243,28 @@ class DT:
         from .json_io import dt_from_json
 
         return dt_from_json(text)
+
+
+def _transition_problem(t: Transition, states: set[str], labels: set[str]) -> str | None:
+    """What makes ``t`` invalid in a DT with these states and labels, or None."""
+    if t.on not in labels:
+        return f"label {t.on!r} is not a tag, 'init' or 'eps'"
+    if t.target not in states:
+        return f"target {t.target!r} is not a state"
+    for v in t.sources:
+        if v.name not in states:
+            return f"source {v} is not a state"
+    extra = t.term.variables() - t.sources
+    if extra:
+        names = ", ".join(sorted(str(v) for v in extra))
+        return f"the term reads {names}, which is not among the sources"
+    if t.on in RESERVED_LABELS:
+        unprimed = sorted(str(v) for v in t.sources if not v.primed)
+        if unprimed:
+            return f"an {t.on} transition reads only primed sources, not {', '.join(unprimed)}"
+        if t.term.reads_cur():
+            return f"an {t.on} transition cannot read cur"
+    return None
 
 
 def _unique(items: Iterable[str], what: str) -> None:

@@ -372,10 +372,8 @@ def _build_rails(dt: DT, d_star: float) -> _RailsDT:
     b.add(EPS, (), one, Const(d_star))
     one_var = Var(one, True)
     rails = {q: (b.state(f"{q}_u"), b.state(f"{q}_d"), b.state(f"{q}_c")) for q in a0.states}
-    eps_only = {
-        q for q in a0.states
-        if all(t.on == EPS for t in a0.transitions if t.target == q)
-    }
+    # States whose writers are all epsilon transitions (one pass: DTs can be large).
+    eps_only = set(a0.states) - {t.target for t in a0.transitions if t.on != EPS}
     for label in (EPS, *_labels(a0)):
         circuit = _Circuit(b, label, d_star, one_var)
         for q in a0.states:  # each state's rails, primed and unprimed, are families

@@ -65,7 +65,21 @@ from .errors import DTError
 from .model import DT, EPS, Facts
 from .terms import Const, Term, Var
 
-__all__ = ["START", "TICK", "Fold", "event_fold", "running_fold", "window_aggregate"]
+__all__ = ["MAX_SLOTS", "START", "TICK", "Fold", "event_fold", "running_fold",
+           "window_aggregate"]
+
+MAX_SLOTS = 1_000
+"""The most window instances open at once (size / slide) that a query may ask for.
+
+The DT holds k·(m+1) + 2 states for k open instances and runs k·m updates per
+event, so its size and every event's cost grow with k. On 2 shared cores
+(benchmarks/RESULTS.md, compile-cost): 1,000 slots of ``count()`` build 2,002 states
+in under a second, cost the table engine 25-90 µs per event or tick and compile to a
+codegen kernel in about 1.5 minutes (in another process, :mod:`codegen.generated`);
+10,000 build in 3 s but cost about 0.5 ms per step, and a kernel ten times as large;
+100,000 took 31 s and 1.1 GB to build. :func:`qre.language.typing.check` refuses more
+than 1,000, proposing a longer slide, until window state is held as data rather than
+as DT states."""
 
 TICK = "tick"
 """The tag of a clock tick (reserved in a query that declares a period)."""

@@ -21,7 +21,7 @@ from dt import constructions
 
 from .language import ast
 from .language.clock import Clock
-from .language.compiler import compile_query
+from .language.compiler import LEAN_STATES, compile_query
 from .language.derive import derivation
 from .language.errors import QreTypeError
 from .language.parser import parse
@@ -43,7 +43,9 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
     :mod:`qre.language.combinators`. The alphabet is ``alphabet=[...]`` or the query's
     ``alphabet a, b;`` declaration; without either, the tags the query
     mentions, in order of first appearance (integer tag codes index it).
-    ``optimize=False`` runs the DT exactly as compiled (``m.dt`` is then A_α).
+    ``optimize=False`` runs the DT exactly as the constructions of §5.2 build it (``m.dt``
+    is then A_α); otherwise the compiler also optimizes its large intermediate DTs
+    (:data:`qre.language.compiler.LEAN_STATES`) and ``m.unoptimized`` is its result.
 
     >>> m = qre("iter(atom(a, cur), 0, +)", alphabet=["a", "b"])
     >>> m.run(["a", "b", "a"], [1.0, 2.0, 3.0]).status.tolist()
@@ -69,7 +71,7 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
     typed = check(program, alphabet, text)
     log.info("compiling a query of %d nodes over %d tags to a DT",
              ast.query_size(typed.query), len(typed.alphabet))
-    compiled = compile_query(typed.query, typed.alphabet)
+    compiled = compile_query(typed.query, typed.alphabet, lean=_lean(optimize))
     log.info("DT of %d states (size %d) after %.2f s%s", len(compiled.value.states),
              compiled.value.size, time.perf_counter() - start, "; optimizing" * optimize)
     clock = None
@@ -109,7 +111,8 @@ def _several(queries: Mapping[str, Query], alphabet: Sequence[str] | None,
             raise ValueError(f"output {name!r} is a timed query (a window, a clock period "
                              f"or derived tags): compile it alone and run it with run_timed")
     common = typed[names[0]].alphabet  # the same set for all; one order for the DTs
-    parts = [compile_query(t.query, common).value for t in typed.values()]
+    parts = [compile_query(t.query, common, lean=_lean(optimize)).value
+             for t in typed.values()]
     return Monitor.from_dt(constructions.parallel(*parts), optimize=optimize, outputs=names)
 
 
@@ -118,6 +121,11 @@ def _check_query_type(query: object, what: str) -> None:
     if not isinstance(query, str | ast.Program | ast.Query):  # type: ignore[arg-type]
         raise TypeError(f"qre: {what} must be query text (a str), an AST built with "
                         f"qre.combinators, or a dict of them, not {type(query).__name__}")
+
+
+def _lean(optimize: bool) -> int | None:
+    """The compiler's ``lean`` for ``qre(..., optimize=optimize)``."""
+    return LEAN_STATES if optimize else None
 
 
 def _common_alphabet(queries: Mapping[str, Query],

@@ -920,6 +920,12 @@ def main(argv: list[str] | None = None) -> int:
     except QreError as e:
         # A query error keeps its located message: line, column and caret.
         print(f"qre: {e}", file=sys.stderr)
+    except RecursionError:
+        # A safety net: the parser's nesting limit (lets included) keeps every stage
+        # within Python's recursion limit; a query built some other way may not be.
+        log.debug("qre command failed", exc_info=True)
+        print("qre: the query is nested too deeply to compile (Python's recursion limit)",
+              file=sys.stderr)
     except (ValueError, TypeError, KeyError, OSError) as e:
         # Bad JSON DTs (DTError), unknown tags, bad values: one line, no traceback
         # (the traceback is still available to a caller that enables debug logging).

@@ -192,9 +192,12 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
     check_no_collision([*results, *(f"{prefix}{c}" for c in added)], shown,
                        "pass prefix='{prefix}'")
     if engine == "auto":
-        # Compile the query's kernel once, here: workers on this machine load it from the
-        # disk cache, and "auto" then picks it (17-36x the table engine, RESULTS.md).
-        monitor.prepare("codegen")
+        # Compile the query's kernel once, from here, in another process: the job does not
+        # wait for it (minutes for a DT of thousands of states). Workers on this machine
+        # run the table engine until the kernel is in the disk cache, then codegen (17-36x
+        # faster, RESULTS.md; the same outputs bit for bit). monitor.prepare("codegen")
+        # before the call puts every batch on codegen.
+        monitor.prepare("codegen", background=True)
     return Plan(_dt_text(monitor), tuple(monitor.alphabet), key, time, tag, values, ties,
                 source.reads_scalar_cur, monitor.outputs, engine, unknown_tags,
                 _session_time_zone(df), monitor.clock, monitor.derivation, shown, prefix)

@@ -444,6 +444,7 @@ class _MonitorProcessor(StatefulProcessor):
         self.pending = (handle.getListState("pending", self.spec.pending_schema)
                         if self.spec.rules.watermark else None)
         self.monitor: Monitor | None = None  # built on the first key: init also runs on the driver
+        self.engine: str | None = None
 
     def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame],
                         timerValues: Any) -> Iterator[pd.DataFrame]:
@@ -468,6 +469,7 @@ class _MonitorProcessor(StatefulProcessor):
         spec = self.spec
         if self.monitor is None:
             self.monitor = worker_monitor(spec.plan)
+        if self.engine != "codegen":  # "auto": codegen once the driver's compile is cached
             self.engine = self.monitor.resolve_engine(spec.plan.engine)
         state, timer_ms = self._load(key)
         watermark_us = watermark_ms * 1000 if spec.rules.watermark else None

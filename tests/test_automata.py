@@ -52,6 +52,7 @@ from qre.language.automata import (
     shortest_word,
     show,
     star,
+    tags_of,
     to_dfa,
     to_regex,
     word,
@@ -531,3 +532,18 @@ def test_languages_of_constructions_golden():
     assert text(eps) == "ε"
     with pytest.raises(ValueError, match="kind"):
         dt_language(eps, "conflict")  # type: ignore[arg-type]
+
+
+def test_long_chains_need_no_recursion():
+    """Issue 19.15: a chain of lets doubling a split builds a rate with thousands of
+    operands in a row; flattening, printing, the tags and the NFA must not recurse
+    along it (they raised RecursionError past ~1,000)."""
+    n = 5_000
+    long_cat = cat(*(Sym("ab"[k % 2]) for k in range(n)))
+    long_alt = alt(*(cat(Sym("a"), Sym("b"), *[Sym("a")] * k) for k in range(300)))
+    assert isinstance(long_cat, Cat) and show(long_cat).count("·") == n - 1
+    assert cat(long_cat, long_cat) == cat(*[Sym("ab"[k % 2]) for k in range(n)] * 2)
+    assert tags_of(long_cat) == {"a", "b"} and tags_of(long_alt) == {"a", "b"}
+    d = to_dfa(long_cat, ("a", "b"))
+    assert d.accepts("ab" * (n // 2)) and not d.accepts("ab" * (n // 2 - 1))
+    assert to_dfa(long_alt, ("a", "b")).accepts("ab" + "a" * 299)

@@ -1026,3 +1026,14 @@ def test_run_timed_query_emits_windows_per_key(capsys, tmp_path):
                              "--value", "amount")
     assert code == 2 and "give the event times with --time COL" in err
     assert "Traceback" not in err
+
+
+def test_a_let_chain_too_deep_is_a_located_error_not_a_traceback(capsys, tmp_path):
+    """Issue 19.11: 250 chained lets ended in a RecursionError traceback."""
+    lines = ["alphabet a, b;", "let x0 = atom(a, cur);"]
+    lines += [f"let x{k} = or(x{k - 1}, atom(b, cur));" for k in range(1, 250)]
+    path = tmp_path / "chain.qre"
+    path.write_text("\n".join([*lines, "x249"]))
+    code, out, err = run_cli(capsys, "compile", f"@{path}")
+    assert code == 2 and out == ""
+    assert "Traceback" not in err and "nested too deeply" in err and "line 201" in err

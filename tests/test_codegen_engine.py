@@ -157,7 +157,7 @@ def test_a_larger_compiled_dt_matches_the_table_engine():
     for _ in range(8):
         query = qast.Combine((query, qast.Iter(qast.Atom("a", Cur()), 1.0, plus)), plus)
     query = qast.Split(query, qast.Atom("b", Cur()), plus)
-    dt = compile_query(query, ("a", "b")).value
+    dt = compile_query(query, ("a", "b"), lean=None).value  # large: as §5.2 prints it
     assert len(dt.states) > MAX_REGISTER_STATES
     engine = CodegenEngine(dt)
     assert "_put(status," in engine.source  # the array shape
@@ -424,6 +424,27 @@ print(json.dumps({{"ready": ready, "path": str(e.path), "s": s.tolist(), "v": v.
     assert result["hits"] == 2 and result["misses"] == 0
     assert result["s"] == out_s.tolist()
     assert np.array_equal(np.array(result["v"]), out_v, equal_nan=True)
+
+
+def test_compile_apart_compiles_in_another_process(cache_dir, monkeypatch):
+    """Issue 19.16: the background compile runs in a child process (its own interpreter
+    lock); this process only loads the machine code from the disk cache."""
+    dt = DT(("a",), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", "q * 0.75 + cur"),))
+    engine = CodegenEngine(dt)
+    assert not engine.is_ready()
+    engine.compile_apart()
+    stats = {f: getattr(engine.module(), f).stats for f in ("init", "run_chunk")}
+    assert sum(sum(st.cache_hits.values()) for st in stats.values()) == 2
+    assert sum(sum(st.cache_misses.values()) for st in stats.values()) == 0
+    _, value, _, _ = engine.advance(*engine.initial_config([4.0]), np.array([0]),
+                                    np.array([1.0]))
+    assert value.tolist() == [4.0]
+    other = CodegenEngine(DT(("a",), ("q",), ("q",), ("q",),
+                             (_tr("a", ["q"], "q", "q * 0.25 + cur"),)))
+    monkeypatch.setattr(generated, "_CHILD", "import sys; sys.exit('no numba here')")
+    with pytest.raises(RuntimeError, match=r"compiling process failed.*no numba here"):
+        other.compile_apart()
+    assert not other.is_ready()
 
 
 def _env() -> dict[str, str]:

@@ -181,3 +181,82 @@ def test_auto_picks_codegen_after_a_codegen_run(tmp_path, monkeypatch):
                           timeout=300, check=True, cwd=ROOT,
                           env={**os.environ, "QRE_CACHE_DIR": str(tmp_path)})
     assert done.stdout.split() == ["codegen"]
+
+
+def _held_compile(monkeypatch, *, real: bool = True):
+    """Make every background compile wait for the returned event, then (``real``) compile
+    for real, in another process."""
+    import threading
+
+    from codegen.generated import CodegenEngine
+
+    release, original = threading.Event(), CodegenEngine.compile_apart
+
+    def held(self):  # type: ignore[no-untyped-def]
+        if not release.wait(120):
+            raise TimeoutError("the test never released the compile")
+        return original(self) if real else 0.0
+
+    monkeypatch.setattr(CodegenEngine, "compile_apart", held)
+    return release
+
+
+def test_a_background_compile_leaves_auto_on_the_table_engine_until_ready(tmp_path,
+                                                                          monkeypatch):
+    """Issue 19.16: ``prepare("codegen", background=True)`` returns while the kernel
+    compiles (in another process); ``auto`` runs the table engine meanwhile, then codegen
+    — the same outputs, and a session carries on across the switch."""
+    monkeypatch.setenv("QRE_CACHE_DIR", str(tmp_path))
+    release = _held_compile(monkeypatch)
+    # A query no other test compiles: a kernel loaded in this process is ready anywhere.
+    m = qre("combine(sum(cur * 3), const(0.625), +)", alphabet=["x"])
+    thread = m.prepare("codegen", background=True)
+    assert thread.is_alive() and thread.daemon
+    assert m.prepare("codegen", background=True) is thread  # one compile per monitor
+    assert m.resolve_engine("auto") == "table"
+    session = m.session()
+    assert session.feed(["x", "x"], [1.0, 2.0]).value.tolist() == [3.625, 9.625]
+    release.set()
+    thread.join(300)
+    assert not thread.is_alive() and m.resolve_engine("auto") == "codegen"
+    assert list((tmp_path / "__pycache__").glob("*.nbc"))  # the child's machine code
+    resumed = m.session(state=session.state)
+    assert resumed.feed(["x"], [4.0]).value.tolist() == [21.625]
+
+
+def test_a_failed_background_compile_is_logged_and_auto_stays_on_table(tmp_path,
+                                                                       monkeypatch, caplog):
+    from codegen.generated import CodegenEngine
+
+    monkeypatch.setenv("QRE_CACHE_DIR", str(tmp_path))
+
+    def broken(self):  # type: ignore[no-untyped-def]
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(CodegenEngine, "compile_apart", broken)
+    m = qre("sum(cur) > 1.375", alphabet=["x"])
+    m.prepare("codegen", background=True).join(60)
+    assert m.resolve_engine("auto") == "table"
+    assert "background compile failed" in caplog.text
+    assert m.run(["x", "x"], [1.0, 2.0]).value.tolist() == [0.0, 1.0]
+
+
+def test_spark_plans_do_not_wait_for_the_kernel(tmp_path, monkeypatch):
+    """Issue 19.16: ``make_plan`` with ``auto`` compiled the kernel on the driver before
+    any data moved (minutes for thousands of states); now it starts the compile and
+    returns, and workers pick the kernel up from the disk cache when it is there."""
+    import pandas as pd
+
+    from spark_udf.plan import make_plan
+
+    monkeypatch.setenv("QRE_CACHE_DIR", str(tmp_path))
+    release = _held_compile(monkeypatch, real=False)
+    m = qre("sum(cur * 1.125)", alphabet=["x"])
+    df = pd.DataFrame({"k": [1], "t": [0], "tag": ["x"], "v": [1.0]})
+    plan = make_plan("monitor_frame", df, m, "k", "t", "tag", "v", (), "auto", "error")
+    assert plan.engine == "auto" and m.resolve_engine("auto") == "table"
+    thread = m.prepare("codegen", background=True)  # the one make_plan started
+    assert thread.is_alive()
+    release.set()
+    thread.join(60)
+    assert not thread.is_alive()

@@ -593,6 +593,48 @@ def test_nesting_limit_and_parsed_programs_are_safe_to_walk(make):
         parse(make(20 * MAX_DEPTH))
 
 
+def let_chain(n: int, body: str = "or({p}, atom(b, cur))") -> str:
+    """``n`` lets, each built on the previous one, and the last as the query."""
+    lines = ["alphabet a, b;", "let x0 = atom(a, cur);"]
+    lines += [f"let x{k} = {body.format(p=f'x{k - 1}')};" for k in range(1, n)]
+    return "\n".join([*lines, f"x{n - 1}"])
+
+
+def test_let_chains_count_the_depth_they_substitute():
+    """Issue 19.11: 250 chained lets nest 250 levels once substituted, which the stages
+    after the parser walk recursively (they raised RecursionError). The name that passes
+    MAX_DEPTH is the error, with its caret; the deepest chain that parses runs through
+    the whole pipeline."""
+    from qre import qre
+
+    err = expect_error(let_chain(250), 201, 15, "nested too deeply", "'x198'",
+                       "as deep as its definition")
+    assert err.line == 201
+    deepest = next(n for n in range(250, 0, -1) if _parses(let_chain(n)))
+    assert deepest >= MAX_DEPTH - 2
+    m = qre(let_chain(deepest))
+    out = m.run(["a", "b"], [2.0, 3.0], engine="table")  # "a" matches x0 only; "b" many
+    assert out.status.tolist() == [1, 0] and out.value[0] == 2.0
+
+
+def test_let_depth_counts_terms_and_every_use():
+    """A let's depth includes its terms, and a name nests as deep wherever it is used."""
+    deep_term = "-" * 150 + "cur"  # 151 levels of Apply (parentheses would add none)
+    text = f"alphabet a; let t = atom(a, {deep_term}); " + "prev(" * 60 + "t > t" + ")" * 60
+    err = expect_error(text, 1, text.index("t > t") + 1, "nested too deeply", "'t'")
+    assert "'t' nests 152 levels and stands at level 62" in err.message  # prev*60, >
+    parse(f"alphabet a; let t = atom(a, {deep_term}); " + "prev(" * 30 + "t > t" + ")" * 30)
+
+
+def _parses(text: str) -> bool:
+    try:
+        parse(text)
+    except QreSyntaxError as err:
+        assert "deep" in err.message
+        return False
+    return True
+
+
 # --------------------------------------------------------------------------- sugar hook
 
 

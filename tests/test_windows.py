@@ -4,6 +4,7 @@ brute-force recomputation of every window; ticks against enumeration."""
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pandas as pd
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from dt.errors import DTError
 from dt.terms import parse_term
-from dt.windows import Fold, window_aggregate
+from dt.windows import MAX_SLOTS, Fold, window_aggregate
 from qre import qre
 from qre.language.clock import Clock, clock_steps
 from qre.language.errors import QreSyntaxError, QreTypeError
@@ -268,3 +269,28 @@ def test_run_refuses_a_monitor_that_needs_clock_ticks(text):
     with pytest.raises(ValueError, match=r"Monitor.run_keys: this monitor is timed"):
         m.run_keys([1, 2], ["a", "a"], [1.0, 2.0])
     assert len(m.run_timed([0, 3], ["a", "a"], [1.0, 2.0]))
+
+
+@pytest.mark.parametrize(("text", "instead"), [
+    ("aggregate(count(), 100000s, 1s)", "aggregate(count(), 100000s, 100s)"),
+    ("aggregate(count(), 1000000d, 1ns)", "aggregate(count(), 1000000d, 1000d)"),
+    ("aggregate(sum(cur), 7919s, 1s)", "aggregate(sum(cur), 7919s)"),  # prime: tumbling
+])
+def test_too_many_open_windows_are_refused_with_a_slide_that_works(text, instead):
+    """Issue 19.14: one register set per open window; 100,000 of them took minutes and
+    800 MB to build, 8.64e19 never finished. Refused at once, proposing a longer slide."""
+    query = f"alphabet a; {text}"
+    start = time.perf_counter()
+    with pytest.raises(QreTypeError) as info:
+        qre(query)
+    assert time.perf_counter() - start < 2
+    err = info.value
+    assert (err.line, err.column) == (1, 13) and "^" in str(err)
+    assert f"e.g. {instead}, or a shorter size" in err.message
+    assert f"more than {MAX_SLOTS:,}" in err.message
+    assert qre(f"alphabet a; {instead}").clock.window_ns is not None  # the proposal compiles
+
+
+def test_the_largest_window_allowed_compiles():
+    m = qre(f"alphabet a; aggregate(count(), {MAX_SLOTS}s, 1s)")
+    assert m.clock.horizon == MAX_SLOTS

@@ -23,6 +23,12 @@ rule, why it is *exact* (seed 003, §5.1, Equation (1)) and its preconditions:
   step because of restarts, Definition 5.4);
 * :func:`prune_useless` — remove states that no final state depends on.
 
+One more pass is not in a round: :func:`break_copy_cycles` rewrites a cycle of
+epsilon copies without initial states (⊥ or ⊤ as a whole) so that no within-step
+cycle is left. It may add transitions (each entry of the cycle, twice), so
+:func:`optimize` does not run it; the compiler does, on the DT a support
+construction reads (:mod:`dt.support` unrolls cyclic DTs, quadratically).
+
 :func:`optimize` runs them in that order, round after round, until a round
 changes nothing (at most :data:`MAX_ROUNDS`): pruning can leave a state with a
 single copy writer, collapsing can leave a copy useless.
@@ -47,14 +53,15 @@ from collections.abc import Callable
 
 from dt.model import DT
 
+from .break_copy_cycles import break_copy_cycles
 from .collapse_copies import collapse_copies
 from .fold_constants import fold_constants
 from .inline_single_use import inline_single_use
 from .prune_dead import prune_dead
 from .prune_useless import prune_useless
 
-__all__ = ["MAX_ROUNDS", "PASSES", "collapse_copies", "fold_constants", "inline_single_use",
-           "optimize", "prune_dead", "prune_useless"]
+__all__ = ["MAX_ROUNDS", "PASSES", "break_copy_cycles", "collapse_copies", "fold_constants",
+           "inline_single_use", "optimize", "prune_dead", "prune_useless"]
 
 PASSES: tuple[Callable[[DT], DT], ...] = (fold_constants, collapse_copies, inline_single_use,
                                            prune_dead, prune_useless)

@@ -10,12 +10,15 @@ order under their original names, the same ``facts``.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable, Mapping
+from typing import TypeVar
 
 from dt.model import DT, Transition
 from dt.terms import Var, parse_term
 
-__all__ = ["from_dump", "rebuild"]
+__all__ = ["from_dump", "rebuild", "sccs_topological"]
+
+T = TypeVar("T", int, str)
 
 
 def rebuild(dt: DT, keep: Iterable[str], transitions: Iterable[Transition]) -> DT:
@@ -73,3 +76,54 @@ def from_dump(text: str) -> DT:
         ))
     return DT(header.get("alphabet", ()), header.get("states", ()), header.get("initial", ()),
               header.get("final", ()), tuple(transitions))
+
+
+def sccs_topological(nodes: list[T], edges: Mapping[T, Collection[T]]) -> list[list[T]]:
+    """Strongly connected components, each before every component it has edges to.
+
+    Tarjan's algorithm with an explicit stack (no recursion limit). Tarjan emits
+    a component after all components reachable from it, so the list is reversed.
+    """
+    index: dict[T, int] = {}
+    low: dict[T, int] = {}
+    on_stack: set[T] = set()
+    comp_stack: list[T] = []
+    out: list[list[T]] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work: list[tuple[T, list[T]]] = []
+        index[root] = low[root] = counter
+        counter += 1
+        comp_stack.append(root)
+        on_stack.add(root)
+        work.append((root, sorted(edges[root], reverse=True)))
+        while work:
+            v, todo = work[-1]
+            if todo:
+                w = todo.pop()
+                if w not in index:
+                    index[w] = low[w] = counter
+                    counter += 1
+                    comp_stack.append(w)
+                    on_stack.add(w)
+                    work.append((w, sorted(edges[w], reverse=True)))
+                elif w in on_stack:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[v])
+            if low[v] == index[v]:
+                comp: list[T] = []
+                while True:
+                    w = comp_stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                out.append(sorted(comp))
+    out.reverse()
+    return out

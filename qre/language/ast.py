@@ -554,12 +554,46 @@ class Program:
     tags: tuple[TagDecl, ...] = ()
 
 
-def query_size(node: object) -> int:
-    """The length of a query (Theorem 5.7's measure): its nodes, term nodes and operations."""
+def query_size(node: object, *, shared_operands: bool = False) -> int:
+    """The length of a query (Theorem 5.7's measure): its nodes, term nodes and operations.
+
+    A query whose ``let`` names are substituted (:func:`qre.language.typing.resolve`) is a
+    DAG: every use of a name is the same object. The size is that of the tree it stands
+    for (a name used twice counts twice), computed once per object, in time linear in
+    the DAG. ``shared_operands`` counts identical operands (the same object) of one
+    :class:`Combine`, :class:`Compare` or :class:`BoolOp` once: the compiler builds
+    one DT for them (:mod:`qre.language.compiler`).
+    """
+    return _size(node, {}, shared_operands)
+
+
+_SHARING = ("Combine", "Compare", "BoolOp")
+"""The nodes whose identical operands the compiler compiles once (a parallel composition)."""
+
+
+def _size(node: object, memo: dict[int, tuple[object, int]], shared: bool) -> int:
     if isinstance(node, Term):
         return node.size
     if isinstance(node, tuple):
-        return sum(query_size(x) for x in node)
+        return sum(_size(x, memo, shared) for x in node)
     if not hasattr(node, "__dataclass_fields__"):
         return 0
-    return 1 + sum(query_size(getattr(node, f.name)) for f in fields(node) if f.name != "span")
+    known = memo.get(id(node))
+    if known is not None:
+        return known[1]
+    children = [getattr(node, f.name) for f in fields(node) if f.name != "span"]
+    if shared and type(node).__name__ in _SHARING:
+        children = _distinct(children)
+    size = 1 + sum(_size(child, memo, shared) for child in children)
+    memo[id(node)] = (node, size)  # the node is kept so that its id stays its own
+    return size
+
+
+def _distinct(children: list[object]) -> list[object]:
+    """Operands (flattening a tuple of them) with repeated objects dropped."""
+    out: list[object] = []
+    for child in children:
+        for item in child if isinstance(child, tuple) else (child,):
+            if not any(item is seen for seen in out):
+                out.append(item)
+    return out

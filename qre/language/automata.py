@@ -181,31 +181,45 @@ EPSILON = Epsilon()
 
 
 def _operands(r: Regex, kind: type) -> list[Regex]:
-    """The operands of a chain of one associative operator, left to right."""
-    if isinstance(r, kind):
-        return [*_operands(r.left, kind), *_operands(r.right, kind)]  # type: ignore[attr-defined]
-    return [r]
+    """The operands of a chain of one associative operator, left to right.
 
-
-def _left_fold(kind: type, items: Sequence[Regex]) -> Regex:
-    out = items[0]
-    for item in items[1:]:
-        out = kind(out, item)
+    Iterative: a chain is as long as the query has operands in a row, which lets that
+    use a name twice (``split(x, x, +)``) double at every line.
+    """
+    out: list[Regex] = []
+    stack = [r]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, kind):
+            stack += [node.right, node.left]  # type: ignore[attr-defined]
+        else:
+            out.append(node)
     return out
+
+
+def _fold(kind: type, items: Sequence[Regex]) -> Regex:
+    """A chain of ``kind`` over ``items`` (at least one), as a balanced tree: its depth is
+    logarithmic, so equality, hashing and printing of long chains do not recurse deeply
+    (the operator is associative, and :func:`_operands` reads the chain back in order)."""
+    level = list(items)
+    while len(level) > 1:
+        pairs = [kind(level[k], level[k + 1]) for k in range(0, len(level) - 1, 2)]
+        level = pairs + level[len(level) - len(level) % 2:]
+    return level[0]
 
 
 def alt(*rs: Regex) -> Regex:
     """r1 | … | rk, simplified: ∅ operands dropped, repeated operands kept once.
 
-    Chains are flattened and rebuilt left-nested in first-occurrence order, so
-    ``alt(a, alt(b, a))`` is ``a|b``. ``alt()`` is ∅.
+    Chains are flattened and rebuilt (balanced, :func:`_fold`) in first-occurrence order,
+    so ``alt(a, alt(b, a))`` is ``a|b``. ``alt()`` is ∅.
     """
     items: list[Regex] = []
     for r in rs:
         for item in _operands(r, Alt):
             if not isinstance(item, Empty) and item not in items:
                 items.append(item)
-    return _left_fold(Alt, items) if items else EMPTY
+    return _fold(Alt, items) if items else EMPTY
 
 
 def cat(*rs: Regex) -> Regex:
@@ -217,7 +231,7 @@ def cat(*rs: Regex) -> Regex:
                 return EMPTY
             if not isinstance(item, Epsilon):
                 items.append(item)
-    return _left_fold(Cat, items) if items else EPSILON
+    return _fold(Cat, items) if items else EPSILON
 
 
 def star(r: Regex) -> Regex:
@@ -246,7 +260,7 @@ def intersect(*rs: Regex) -> Regex:
                 return EMPTY
             if item not in items:
                 items.append(item)
-    return _left_fold(And, items)
+    return _fold(And, items)
 
 
 def word(tags: Iterable[str]) -> Regex:
@@ -265,15 +279,18 @@ def all_strings(alphabet: Iterable[str]) -> Regex:
 
 
 def tags_of(r: Regex) -> frozenset[str]:
-    """The tags that occur in ``r``."""
-    match r:
-        case Sym(tag):
-            return frozenset((tag,))
-        case Alt(a, b) | Cat(a, b) | And(a, b):
-            return tags_of(a) | tags_of(b)
-        case Star(inner):
-            return tags_of(inner)
-    return frozenset()
+    """The tags that occur in ``r`` (iteratively: chains may be long)."""
+    tags: set[str] = set()
+    stack = [r]
+    while stack:
+        match stack.pop():
+            case Sym(tag):
+                tags.add(tag)
+            case Alt(a, b) | Cat(a, b) | And(a, b):
+                stack += [a, b]
+            case Star(inner):
+                stack.append(inner)
+    return frozenset(tags)
 
 
 # --------------------------------------------------------------------------- printing
@@ -536,17 +553,18 @@ class _NFA:
                     raise ValueError(f"tag {tag!r} of the regular expression is not in the "
                                      f"alphabet ({', '.join(self.alphabet)})")
                 self.edges[entry].append((self.index[tag], exit_))
-            case Alt(a, b):
-                for part in (a, b):
+            case Alt():  # a chain at once: no recursion along it (chains may be long)
+                for part in _operands(r, Alt):
                     s, e = self.fragment(part)
                     self.eps[entry].append(s)
                     self.eps[e].append(exit_)
-            case Cat(a, b):
-                s1, e1 = self.fragment(a)
-                s2, e2 = self.fragment(b)
-                self.eps[entry].append(s1)
-                self.eps[e1].append(s2)
-                self.eps[e2].append(exit_)
+            case Cat():
+                last = entry
+                for part in _operands(r, Cat):
+                    s, e = self.fragment(part)
+                    self.eps[last].append(s)
+                    last = e
+                self.eps[last].append(exit_)
             case Star(inner):
                 s, e = self.fragment(inner)
                 self.eps[entry] += [s, exit_]

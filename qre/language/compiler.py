@@ -40,6 +40,26 @@ Top-level and temporal queries (no I needed):
 * hist, once, since, wsince: prefix sums of ∧, ∨ and the since recurrence
   ``s := φ2 || (φ1 && s)`` from 1 (hist, wsince) or 0 (once, since).
 
+Sharing and pruning (both exact: the same outputs after every prefix, status and
+value, so Theorem 5.5's facts carry over):
+
+* a query whose ``let`` names are substituted is a DAG (every use of a name is
+  the same object); each object is compiled once (memoized), and the identical
+  operands of one parallel composition — ``combine(x, x, op)``, ``x < x``,
+  ``x && x`` — are one sub-DT whose output G reads twice: two copies would get
+  the same input and the same events, so their configurations are equal at every
+  step. Other repeated uses (``split(x, x, op)``, ``or(x, x)``) are separate
+  sub-DTs, as §5.3.2 builds them: :func:`qre.language.typing.check` refuses a query
+  whose expansion is too large before it gets here;
+* with ``lean`` (the default, :data:`LEAN_STATES`), every intermediate DT with more
+  states than that is run through :func:`codegen.optimize.optimize` as soon as it is
+  built — before the next construction embeds (copies) it, and before a support
+  DT (whose size is quadratic in its input's for a cyclic I, :mod:`dt.support`)
+  is built from it. The optimizer is exact for every initial vector *and every
+  restart* (Definition 5.4), which is all a component sees of its context: the
+  constructions only write its initial states and read its final states.
+  ``lean=None`` builds the constructions of §5.2 exactly as printed.
+
 A window aggregate (a whole query) is the direct construction of
 :func:`dt.windows.window_aggregate` with the fold of its function
 (:func:`qre.language.sugar.window_fold`, or :func:`qre.language.patterns.window_pattern` for
@@ -49,7 +69,7 @@ A window aggregate (a whole query) is the direct construction of
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dt import constructions as c
@@ -64,7 +84,13 @@ from . import ast
 from .patterns import event_pattern, window_pattern
 from .sugar import window_fold
 
-__all__ = ["Compiled", "compile_query"]
+__all__ = ["LEAN_STATES", "Compiled", "Compiler", "compile_query"]
+
+LEAN_STATES = 64
+"""An intermediate DT with more states than this is optimized as soon as it is built
+(``lean``): smaller DTs cost little to embed. The input of a support construction is
+optimized whatever its size (its cycles broken first): the support's size is quadratic
+in a cyclic input's, so even a 37-state identity DT became an 8,215-state support."""
 
 
 @dataclass(frozen=True)
@@ -75,9 +101,13 @@ class Compiled:
     identity: DT | None = None
 
 
-def compile_query(query: ast.Query, alphabet: Sequence[str]) -> Compiled:
-    """Compile a resolved, well-typed query over ``alphabet`` (see module docstring)."""
-    return _Compiler(tuple(alphabet)).compile(query)
+def compile_query(query: ast.Query, alphabet: Sequence[str], *,
+                  lean: int | None = LEAN_STATES) -> Compiled:
+    """Compile a resolved, well-typed query over ``alphabet`` (see module docstring).
+
+    ``lean``: optimize every intermediate DT of more states than this (None: never).
+    """
+    return Compiler(tuple(alphabet), lean=lean).compile(query)
 
 
 def _g(inputs: Sequence[str], term: Term | float) -> DataFunction:
@@ -86,10 +116,11 @@ def _g(inputs: Sequence[str], term: Term | float) -> DataFunction:
     return DataFunction.of(inputs, {"y": t})
 
 
-def _op_function(op: ast.Op, arity: int) -> DataFunction:
-    """G_op: ``y := op(y1, …, yk)``."""
-    names = [f"y{k + 1}" for k in range(arity)]
-    return _g(names, op.term(tuple(Var(n) for n in names)))
+def _op_function(op: ast.Op, slots: Sequence[int]) -> DataFunction:
+    """G_op: ``y := op(y_s1, …, y_sk)`` over inputs y1…ym, operand j read from input
+    ``slots[j]`` + 1 (``range(k)`` for k distinct operands; a shared operand's slot repeats)."""
+    names = [f"y{k + 1}" for k in range(max(slots) + 1)]
+    return _g(names, op.term(tuple(Var(names[k]) for k in slots)))
 
 
 def _constants(*values: float) -> DataFunction:
@@ -112,15 +143,61 @@ _CONNECTIVE_TERMS = {
 }
 
 
-class _Compiler:
-    def __init__(self, alphabet: tuple[str, ...]) -> None:
+class Compiler:
+    """Compiles queries over one alphabet; a query object is compiled once (a DAG of
+    substituted lets, or the operands that typing compiles again, cost nothing twice)."""
+
+    def __init__(self, alphabet: tuple[str, ...], *, lean: int | None = LEAN_STATES) -> None:
         self.alphabet = alphabet
+        self.lean_states = lean
+        self._done: dict[int, tuple[ast.Query, Compiled]] = {}
 
     def compile(self, q: ast.Query) -> Compiled:
+        """(A_α, I_α) of ``q``, or (A_β, None) above base level."""
+        done = self._done.get(id(q))
+        if done is not None:
+            return done[1]
         method = getattr(self, f"_{type(q).__name__.lower()}", None)
         if method is None:
             raise TypeError(f"cannot compile {type(q).__name__}: resolve names first")
-        return method(q)
+        compiled: Compiled = method(q)
+        compiled = Compiled(self.lean(compiled.value),
+                            None if compiled.identity is None else self.lean(compiled.identity))
+        self._done[id(q)] = (q, compiled)  # q is kept so that its id stays its own
+        return compiled
+
+    def lean(self, dt: DT) -> DT:
+        """``dt`` optimized if it has more than ``lean`` states (exact, facts kept)."""
+        if self.lean_states is None or len(dt.states) <= self.lean_states:
+            return dt
+        from codegen.optimize import optimize
+
+        return optimize(dt)
+
+    def acyclic(self, dt: DT) -> DT:
+        """With ``lean``, ``dt`` with its cycles of copies broken, then optimized: the input
+        of a support construction, whose size is quadratic in a cyclic DT's (§5.2.1)."""
+        if self.lean_states is None:
+            return dt
+        from codegen.optimize import break_copy_cycles, optimize
+
+        return optimize(break_copy_cycles(dt))
+
+    def distinct(self, operands: Sequence[ast.Query],
+                 part: Callable[[Compiled], DT]) -> tuple[list[DT], list[int]]:
+        """``part`` of each distinct operand (by identity) and each operand's index in them.
+
+        Identical operands of one parallel composition share one sub-DT: both copies
+        would read the same input and the same events, so they would be equal.
+        """
+        firsts: list[ast.Query] = []
+        slots = []
+        for q in operands:
+            k = next((j for j, seen in enumerate(firsts) if seen is q), len(firsts))
+            if k == len(firsts):
+                firsts.append(q)
+            slots.append(k)
+        return [part(self.compile(q)) for q in firsts], slots
 
     def value(self, q: ast.Query) -> DT:
         return self.compile(q).value
@@ -149,24 +226,22 @@ class _Compiler:
     def _split(self, q: ast.Split) -> Compiled:
         left, right = self.compile(q.left), self.compile(q.right)
         saved = c.parallel(_id(right), right.value, same_rate=True)
-        value = c.concat(c.concat(left.value, saved), _op_function(q.op, 2))
+        value = c.concat(c.concat(left.value, saved), _op_function(q.op, (0, 1)))
         return Compiled(value, c.concat(_id(left), _id(right)))
 
     def _iter(self, q: ast.Iter) -> Compiled:
         body = self.compile(q.body)
         step = c.concat(c.parallel(_id(body), body.value, same_rate=True),
-                        _op_function(q.op, 2))
+                        _op_function(q.op, (0, 1)))
         value = c.concat(_constants(q.init), c.iterate(step))
         return Compiled(value, c.iterate(_id(body)))
 
     def _combine(self, q: ast.Combine) -> Compiled:
-        parts = [self.compile(a) for a in q.args]
-        k = len(parts)
-        value = c.concat(c.parallel(*(p.value for p in parts), same_rate=True),
-                         _op_function(q.op, k))
-        names = [f"y{j + 1}" for j in range(k)]
-        identity = c.concat(c.parallel(*(_id(p) for p in parts), same_rate=True),
-                            _g(names, Var("y1")))
+        values, slots = self.distinct(q.args, lambda p: p.value)
+        value = c.concat(c.parallel(*values, same_rate=True), _op_function(q.op, slots))
+        identities, _ = self.distinct(q.args, _id)
+        names = [f"y{j + 1}" for j in range(len(identities))]
+        identity = c.concat(c.parallel(*identities, same_rate=True), _g(names, Var("y1")))
         return Compiled(value, identity)
 
     def _prefixsum(self, q: ast.PrefixSum) -> Compiled:
@@ -188,10 +263,11 @@ class _Compiler:
     def _defined_and_not(self, q: ast.Query) -> tuple[DT, DT, DT]:
         """(A_α, A+, A−) for the fill constructions, supports padded to one input."""
         body = self.compile(q)
-        ident = _id(body)
-        plus = c.extend_initial(support(ident, Status.DEFINED), 1)
-        minus = c.extend_initial(
-            c.union(support(ident, Status.UNDEFINED), support(ident, Status.CONFLICT)), 1)
+        ident = self.acyclic(_id(body))
+        plus = c.extend_initial(self.lean(support(ident, Status.DEFINED)), 1)
+        minus = c.extend_initial(self.lean(c.union(
+            self.lean(support(ident, Status.UNDEFINED)),
+            self.lean(support(ident, Status.CONFLICT)))), 1)
         return body.value, plus, minus
 
     def _when_defined(self, value: DT, plus: DT) -> DT:
@@ -231,8 +307,11 @@ class _Compiler:
     # ------------------------------------------------------------------ temporal φ
 
     def _binary(self, left: ast.Query, right: ast.Query, term: Term) -> Compiled:
-        both = c.parallel(self.value(left), self.value(right))
-        return Compiled(c.concat(both, _g(["y1", "y2"], term)))
+        values, slots = self.distinct((left, right), lambda p: p.value)
+        names = [f"y{k + 1}" for k in range(len(values))]
+        # y2 is y1 when both sides are one query (one sub-DT, read twice).
+        shared = term.substitute({Var("y2"): Var(names[slots[1]])})
+        return Compiled(c.concat(c.parallel(*values), _g(names, shared)))
 
     def _compare(self, q: ast.Compare) -> Compiled:
         return self._binary(q.left, q.right,

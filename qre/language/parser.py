@@ -22,7 +22,9 @@ What the grammar cannot say is checked here, each error a
   argument of ``combine``, ``(x) -> ...`` is a one-parameter lambda; an
   implication whose left side is a bare name needs no parentheses there;
 * comparisons and ``<->`` do not chain (``a < b < c`` asks for parentheses);
-* nesting deeper than :data:`MAX_DEPTH` (query and term levels together).
+* nesting deeper than :data:`MAX_DEPTH` (query and term levels together), where a
+  ``let``-bound name counts as deep as its definition: the pipeline substitutes it
+  (:func:`qre.language.typing.resolve`), so 250 chained lets nest 250 levels.
 
 Wrong lambda arity is *not* a syntax error: the type checker reports it.
 Tags are identifiers in the text syntax (an alphabet given in Python may hold
@@ -411,6 +413,14 @@ class _Converter:
     def __init__(self, text: str) -> None:
         self.text = text
         self.bound: dict[str, Span] = {}
+        self.heights: dict[str, int] = {}
+        """Per let name, the levels its definition nests, let names counted in full."""
+        self.reached = 0
+        """The deepest level reached so far in the definition being read."""
+
+    def reach(self, depth: int) -> None:
+        """Record that the definition being read nests ``depth`` levels (at least)."""
+        self.reached = max(self.reached, depth)
 
     def error(self, message: str, where: lark.Tree | lark.Token | Span) -> QreSyntaxError:
         span = where if isinstance(where, Span) else _span(where)
@@ -490,6 +500,7 @@ class _Converter:
         """A CER pattern; ``not(...)`` only between two parts of a seq."""
         if depth > MAX_DEPTH:
             raise self.error(f"pattern nested too deeply (more than {MAX_DEPTH} levels)", tree)
+        self.reach(depth)
         kind, kids, span, d = _kind(tree), tree.children, _span(tree), depth + 1
         if kind == "p_tag":
             return PatternTag(self.identifier(kids[0], "a tag"), span)
@@ -552,8 +563,10 @@ class _Converter:
             first = self.bound[name]
             raise self.error(f"{name!r} is already defined (at line {first.line}, column "
                              f"{first.column}); each let needs its own name", token)
+        self.reached = 0
         query = self.query(body, 1)  # before binding: a let cannot refer to itself
         self.bound[name] = _span(token)
+        self.heights[name] = self.reached
         return Let(name, query, _span(tree))
 
     def identifier(self, token: lark.Token, role: str) -> str:
@@ -575,10 +588,11 @@ class _Converter:
         if depth > MAX_DEPTH:
             raise self.error(f"query nested too deeply (more than {MAX_DEPTH} levels, terms "
                              "included)", tree)
+        self.reach(depth)
         kind, kids, span = _kind(tree), tree.children, _span(tree)
         d = depth + 1
         if kind in ("name", "paren_name"):
-            return self.name(kids[0])
+            return self.name(kids[0], depth)
         if kind == "paren":
             return self.query(kids[0], d)
         if kind == "atom":
@@ -625,11 +639,29 @@ class _Converter:
             return "an operation cannot stand here: a query is expected"
         return "a query is expected here"
 
-    def name(self, token: lark.Token) -> Name:
+    def name(self, token: lark.Token, depth: int) -> Name:
+        """A let-bound name at nesting ``depth``: its definition nests on from here."""
         name = self.identifier(token, "a query name")
         if name not in self.bound:
             raise self.error(self.undefined(name), token)
+        self.nest_name(name, depth, token)
         return Name(name, _span(token))
+
+    def nest_name(self, name: str, depth: int, where: lark.Token | Span) -> None:
+        """Count ``name``'s definition as nested at ``depth`` (what substitution builds).
+
+        Every stage after the parser (typing, the compiler, the printer, the oracle)
+        walks the query with its names substituted, recursively; bounding that depth
+        here is what keeps them clear of Python's recursion limit.
+        """
+        deepest = depth - 1 + self.heights[name]
+        if deepest > MAX_DEPTH:
+            raise self.error(
+                f"query nested too deeply: {name!r} nests {self.heights[name]} levels and "
+                f"stands at level {depth}, more than {MAX_DEPTH} levels together (a let-bound "
+                f"name counts as deep as its definition, terms included); shorten the chain "
+                f"of lets that build on each other", where)
+        self.reach(deepest)
 
     def undefined(self, name: str) -> str:
         if name in BUILTIN_OPS:
@@ -702,6 +734,8 @@ class _Converter:
         for name in _names(result):
             if name.name not in self.bound:
                 raise self.error(self.undefined(name.name), name.span or span)
+            # Where the expansion puts it is unknown: count it one level below the call.
+            self.nest_name(name.name, depth + 1, name.span or span)
         # The expansion stands where the call is: later errors point at it.
         return result if result.span is not None else replace(result, span=span)
 
@@ -755,10 +789,22 @@ class _Converter:
             if problem:
                 raise self.error(problem, node)
         try:
-            return term_from_tree(expr, self.text, depth)
+            term = term_from_tree(expr, self.text, depth)
         except TermSyntaxError as err:
             raise QreSyntaxError(err.message, self.text,
                                  Span(err.line, err.column, err.line, err.column)) from None
+        self.reach(depth + _term_height(term) - 1)
+        return term
+
+
+def _term_height(term: Term) -> int:
+    """Levels of a term (a leaf is 1), iteratively: terms may be deep."""
+    height, stack = 0, [(term, 1)]
+    while stack:
+        node, level = stack.pop()
+        height = max(height, level)
+        stack.extend((child, level + 1) for child in node.children())
+    return height
 
 
 def _kind_is(node: lark.Tree | lark.Token, kind: str) -> bool:

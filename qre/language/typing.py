@@ -30,6 +30,17 @@ through its unit projection (:func:`qre.language.automata.dt_language`, Theorem 
 Also checked: tags are in the alphabet; atom terms read only ``cur``, eps
 terms and ``init`` nothing; a lambda has as many parameters as its construct
 passes (2, or k for combine) and reads only them.
+
+Lets. Substituting the ``let`` names makes the query a DAG (every use of a name is
+one object), which the checker visits once per object. The compiler builds one DT
+per *use* (§5.3.2: a query compiles as a tree; only the identical operands of one
+combine, comparison or connective share one), so a chain of lets that each use the
+previous one twice doubles at every line: :func:`check` refuses a query whose
+expanded size (:func:`qre.language.ast.query_size` with shared operands) passes both
+:data:`MAX_EXPANDED_SIZE` and the size of its text, naming the let that crosses it,
+before compiling anything (a size bound, not a DAG compile: a DT reads its own copy
+of the events, so two uses of a name in different contexts — ``split(x, x, op)`` —
+need two sub-DTs; they may share only where they see the same input and words).
 """
 
 from __future__ import annotations
@@ -39,14 +50,21 @@ from dataclasses import dataclass, fields, replace
 from enum import Enum
 
 from dt.terms import Var
+from dt.windows import MAX_SLOTS
 
 from . import ast
 from . import automata as fa
-from .compiler import compile_query
+from .compiler import Compiler
 from .errors import QreTypeError
 from .event_data import check_event_data
 
-__all__ = ["Kind", "Typed", "check", "check_fold", "resolve"]
+__all__ = ["MAX_EXPANDED_SIZE", "Kind", "Typed", "check", "check_fold", "resolve"]
+
+MAX_EXPANDED_SIZE = 10_000
+"""The largest query, let names expanded (Theorem 5.7's size, operands shared as the
+compiler shares them), that :func:`check` accepts when its lets make it larger than its
+text: the worst family of benchmarks/compile_cost.py compiles that in about 15 s. A
+query as large as its text is never refused: its author wrote every part of it."""
 
 
 class Kind(Enum):
@@ -75,13 +93,19 @@ class Typed:
 def resolve(program: ast.Program) -> ast.Query:
     """The final query with every ``let`` name replaced by its (resolved) definition.
 
+    Every use of a name is the same object (a DAG, built in time linear in the text).
     :func:`qre.language.semantics.resolve` does the same for the oracle on purpose: the
     oracle shares no code with the pipeline it checks.
     """
+    return _resolve(program)[1]
+
+
+def _resolve(program: ast.Program) -> tuple[dict[str, ast.Query], ast.Query]:
+    """The resolved definition of every let name, and the resolved final query."""
     env: dict[str, ast.Query] = {}
     for let in program.lets:
         env[let.name] = _substitute(let.query, env)
-    return _substitute(program.query, env)
+    return env, _substitute(program.query, env)
 
 
 def _substitute(q: ast.Query, env: dict[str, ast.Query]) -> ast.Query:
@@ -107,8 +131,12 @@ def mentioned_tags(q: ast.Query) -> list[str]:
     """Tags of the atoms of a resolved query, in order of first appearance."""
     out: list[str] = []
     stack = [q]
+    seen: set[int] = set()  # a DAG of substituted lets: each object once (the query holds it)
     while stack:
         node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         if isinstance(node, ast.Atom) and node.tag not in out and node.tag != ast.ANY_TAG:
             out.append(node.tag)
         if isinstance(node, ast.Aggregate):
@@ -143,7 +171,8 @@ def check(
     if not isinstance(program, ast.Program):
         program = ast.Program(None, (), program)
     try:
-        query = resolve(program)
+        env, query = _resolve(program)
+        _check_expansion(program, env, query)
         period = _period(program, query)
         sigma = _timed_alphabet(_alphabet(program, query, alphabet), program, period)
         if isinstance(query, ast.Aggregate | ast.Matches):
@@ -155,6 +184,66 @@ def check(
     except QreTypeError as err:
         raise err.located(text) if text is not None else err from None
     return Typed(query, sigma, kind, rate, period, program.tags)
+
+
+def _check_expansion(program: ast.Program, env: dict[str, ast.Query],
+                     query: ast.Query) -> None:
+    """Refuse a query that expands past :data:`MAX_EXPANDED_SIZE` (module docstring),
+    naming the first let that the final query uses and that alone passes it."""
+    total = ast.query_size(query, shared_operands=True)
+    written = sum(ast.query_size(let.query) for let in program.lets)
+    if total <= max(MAX_EXPANDED_SIZE, written + ast.query_size(program.query)):
+        return
+    used = _objects(query)
+    for let in program.lets:
+        size = ast.query_size(env[let.name], shared_operands=True)
+        if size > MAX_EXPANDED_SIZE and id(env[let.name]) in used:
+            raise QreTypeError(_expansion_message(f"let {let.name}", let.query, size),
+                               span=let.span)
+    raise QreTypeError(_expansion_message("the query", program.query, total),
+                       span=getattr(program.query, "span", None) or program.span)
+
+
+def _expansion_message(what: str, body: ast.Query, size: int) -> str:
+    uses = _name_uses(body)
+    most = max(uses, key=uses.__getitem__) if uses else None
+    why = (f" ({most} is used {uses[most]} times in it)" if most is not None
+           and uses[most] > 1 else "")
+    return (f"{what} expands to a query of size {size:,}{why}, more than the "
+            f"{MAX_EXPANDED_SIZE:,} that compile in reasonable time: a let-bound query is "
+            f"compiled once per use (§5.3.2), except identical operands of one combine, "
+            f"comparison or connective, which share one DT; use the names fewer times in "
+            f"the lets that build on each other")
+
+
+def _objects(q: ast.Query) -> set[int]:
+    """The ids of every query object in ``q`` (a DAG: each visited once)."""
+    return {id(node) for node in _nodes(q, once=True)}
+
+
+def _name_uses(q: ast.Query) -> dict[str, int]:
+    """How many times each let name is used in ``q`` (an unresolved definition: a tree)."""
+    uses: dict[str, int] = {}
+    for node in _nodes(q, once=False):
+        if isinstance(node, ast.Name):
+            uses[node.name] = uses.get(node.name, 0) + 1
+    return uses
+
+
+def _nodes(q: ast.Query, *, once: bool) -> list[ast.Query]:
+    """The query nodes of ``q``, iteratively; ``once``: each object once (a DAG)."""
+    out: list[ast.Query] = []
+    seen: set[int] = set()
+    stack: list[object] = [q]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, tuple):
+            stack.extend(node)
+        elif _is_query(node) and not (once and id(node) in seen):
+            seen.add(id(node))
+            out.append(node)  # type: ignore[arg-type]
+            stack.extend(getattr(node, f.name) for f in fields(node))  # type: ignore[arg-type]
+    return out
 
 
 def _period(program: ast.Program, query: ast.Query) -> int | None:
@@ -201,10 +290,26 @@ def _check_timed(q: ast.Aggregate | ast.Matches, sigma: tuple[str, ...]) -> None
                 raise QreTypeError(f"pattern tag {tag!r} is not an event tag of the alphabet "
                                    f"({', '.join(t for t in sigma if t != TICK)})",
                                    span=matches.span)
+    if isinstance(q, ast.Aggregate) and q.slots > MAX_SLOTS:
+        raise QreTypeError(_too_many_slots(q), span=q.span)
     for tag in (q.tags if isinstance(q, ast.Aggregate) else None) or ():
         if tag not in sigma or tag == TICK:
             raise QreTypeError(f"aggregated tag {tag!r} is not an event tag of the alphabet "
                                f"({', '.join(t for t in sigma if t != TICK)})", span=q.span)
+
+
+def _too_many_slots(q: ast.Aggregate) -> str:
+    """Why a window with more than :data:`dt.windows.MAX_SLOTS` open instances is refused,
+    and the same window with the shortest slide that keeps within it."""
+    from .printer import to_text
+
+    least = -(-q.slots // MAX_SLOTS)  # the slide must grow by this factor at least
+    factor = next((f for f in range(least, least + 10_000) if q.slots % f == 0), q.slots)
+    instead = to_text(replace(q, slide=q.slide * factor, span=None))
+    return (f"this window keeps {q.slots:,} instances open at once (its size over its "
+            f"slide), more than {MAX_SLOTS:,}: the DT holds every open instance, so it "
+            f"would take too long to build and to run; use a longer slide, e.g. "
+            f"{instead}, or a shorter size")
 
 
 def check_fold(f: ast.FoldBody) -> None:
@@ -287,23 +392,38 @@ def _construct(q: ast.Query) -> str:
 
 
 def _short(q: ast.Query) -> str:
-    """The query's text for a message (sugar prints expanded), or a placeholder if long."""
+    """The query's text for a message (sugar prints expanded), or a placeholder if long.
+
+    The size is checked first (linear in a DAG of substituted lets; the text is at least
+    as long), so a let chain that doubles is never printed in full."""
     from .printer import to_text
 
+    if ast.query_size(q) > _SHORT:
+        return "<this query>"
     text = to_text(q)
-    return text if len(text) <= 40 else "<this query>"
+    return text if len(text) <= _SHORT else "<this query>"
+
+
+_SHORT = 40
+"""The longest query text a message quotes."""
 
 
 class _Checker:
     def __init__(self, alphabet: tuple[str, ...]) -> None:
         self.alphabet = alphabet
         self.sigma_star = fa.all_strings(alphabet)
+        self.compiler = Compiler(alphabet)  # the operands compiled to decide L(q) = Σ*
+        self._done: dict[int, tuple[ast.Query, tuple[Kind, fa.Regex | None]]] = {}
 
     def show(self, rate: fa.Regex) -> str:
         return fa.show(rate, self.alphabet)
 
     def visit(self, q: ast.Query) -> tuple[Kind, fa.Regex | None]:
-        return getattr(self, f"_{type(q).__name__.lower()}")(q)
+        """Kind and rate of ``q``, each object once (a DAG of substituted lets)."""
+        done = self._done.get(id(q))
+        if done is None:
+            done = self._done[id(q)] = (q, getattr(self, f"_{type(q).__name__.lower()}")(q))
+        return done[1]
 
     def operand(self, parent: ast.Query, q: ast.Query, *kinds: Kind) -> fa.Regex | None:
         kind, rate = self.visit(q)
@@ -344,7 +464,7 @@ class _Checker:
 
     def defined_everywhere(self, parent: ast.Query, q: ast.Query, what: str) -> None:
         """L(q) = Σ*, decided on the compiled DT (Theorem 5.2)."""
-        dt = compile_query(q, self.alphabet).value
+        dt = self.compiler.compile(q).value
         language = fa.dt_language(dt, "defined")
         missing = fa.shortest_word(fa.complement(language))
         if missing is not None:

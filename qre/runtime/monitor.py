@@ -55,17 +55,21 @@ interpreter of Figure 25 (:mod:`dt.reference`), the oracle. All give the same
 outputs bit for bit. ``"auto"`` (the default) picks the fastest engine that is
 ready: ``"codegen"`` if its kernel is compiled (in this process or in the disk
 cache), else ``"table"``; :meth:`Monitor.prepare` compiles an engine ahead of
-use, e.g. ``m.prepare("codegen")`` before a long run.
+use, e.g. ``m.prepare("codegen")`` before a long run, or
+``m.prepare("codegen", background=True)`` to compile in another process while
+``"auto"`` runs the table engine (a DT of thousands of states takes minutes to compile).
 """
 
 from __future__ import annotations
 
 import logging
 import numbers
+import threading
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
@@ -301,15 +305,45 @@ class Monitor:
             return engine
         raise ValueError(f"unknown engine {engine!r}; engines: {', '.join(ENGINES)}")
 
-    def prepare(self, engine: str = "codegen") -> None:
+    def prepare(self, engine: str = "codegen", *,
+                background: bool = False) -> threading.Thread | None:
         """Build ``engine`` now (for ``"codegen"``: generate and compile its kernel, or load
-        it from the disk cache), so that runs do not wait for it and ``"auto"`` picks it."""
+        it from the disk cache), so that runs do not wait for it and ``"auto"`` picks it.
+
+        ``background=True`` (codegen): return at once a daemon thread (``join()`` waits)
+        that compiles the kernel in another Python process
+        (:meth:`codegen.generated.CodegenEngine.compile_apart`: this one's runs keep their
+        interpreter lock and core) and then loads it; meanwhile ``"auto"`` runs the table
+        engine, and it runs codegen from the first call after the kernel is ready (the
+        same outputs bit for bit, and a session's state moves between engines). Started
+        once per kernel in a process; a failure is logged and leaves ``"auto"`` on the
+        table engine.
+        """
         name = self.resolve_engine(engine)
+        if background and name == "codegen":
+            return self._compile_in_background()
         obj = self._engine(name)
         if name == "codegen":
             obj.compile()
         elif name == "table":
             obj.initial_config([0.0] * len(self.dt.initial))  # loads the shared kernel
+        return None
+
+    def _compile_in_background(self) -> threading.Thread:
+        """The thread compiling the codegen kernel (started once per kernel: monitors of
+        one DT share it)."""
+        with _BACKGROUND_LOCK:
+            engine = self._engine("codegen")  # made here: _engines is not locked
+            thread = _BACKGROUND.get(engine.path)
+            if thread is None:
+                # The table kernel first, in this thread, so that a table run does not
+                # wait for Numba's compiler lock while the codegen kernel loads.
+                self.prepare("table")
+                thread = threading.Thread(target=_compile_quietly, args=(engine,),
+                                          name="qre-codegen-compile", daemon=True)
+                _BACKGROUND[engine.path] = thread
+                thread.start()
+            return thread
 
     @property
     def _source_dt(self) -> DT:
@@ -498,6 +532,22 @@ class Session:
         """The configuration as a flat float64 array (see the class docstring)."""
         status, value = self._config
         return np.concatenate([status.astype(np.float64), value])
+
+
+_BACKGROUND_LOCK = threading.Lock()
+_BACKGROUND: dict[Path, threading.Thread] = {}
+"""The background compile of each codegen kernel (by its module file: the source hash in
+the cache directory) started in this process."""
+
+
+def _compile_quietly(engine: Any) -> None:
+    """Compile a codegen engine in another process and load it; a failure is logged
+    (``"auto"`` keeps the table engine)."""
+    try:
+        engine.compile_apart()
+    except Exception:  # a background thread has no caller to raise to
+        log.warning("codegen: the background compile failed; \"auto\" keeps running the "
+                    "table engine", exc_info=True)
 
 
 def _current_output(dt: DT, config: FlatConfig) -> tuple[Any, Any]:
