@@ -65,7 +65,7 @@ def break_copy_cycles(dt: DT) -> DT:
     states:   i, p, q, f
     initial:  i
     final:    f
-    size:     19 (4 states, 5 transitions)
+    size:     18 (4 states, 4 transitions)
       eps: {i'} -> p' := i'
       eps: {i'} -> p' := i'
       a: {p} -> f' := p + 1
