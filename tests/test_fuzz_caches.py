@@ -71,7 +71,7 @@ def _run_auto(dt: DT, cache: Path) -> tuple[dict, str]:
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stderr
 
 
-@settings(max_examples=4 * SCALE)
+@settings(max_examples=3 * SCALE)
 @given(target=st.sampled_from([".nbi", ".nbc", ".py"]),
        how=st.sampled_from(["flip bits", "truncate", "append", "overwrite"]),
        rng=st.randoms(use_true_random=False),
