@@ -360,7 +360,8 @@ def _on_disk(path: Path) -> bool:
 def _write_once(path: Path, source: str) -> None:
     """Create ``path`` with ``source`` atomically, unless it already holds exactly that."""
     try:
-        if path.read_text(encoding="utf-8") == source:
+        # Bytes, not text: a damaged file need not even be UTF-8 (the cache fuzz flips bits).
+        if path.read_bytes() == source.encode("utf-8"):
             return
         replace = True  # a damaged file: replace it (its Numba cache is stale anyway)
     except FileNotFoundError:

@@ -475,6 +475,9 @@ def test_write_once_is_atomic_and_repairs(tmp_path):
     path.write_text("A = ", encoding="utf-8")  # a damaged file is replaced
     generated._write_once(path, "A = 1\n")
     assert path.read_text(encoding="utf-8") == "A = 1\n"
+    path.write_bytes(b"A = \x9d")  # even one that is not UTF-8 (a flipped bit)
+    generated._write_once(path, "A = 1\n")
+    assert path.read_text(encoding="utf-8") == "A = 1\n"
     assert sorted(p.name for p in path.parent.iterdir()) == ["qre_x.py"]  # no temporaries
 
 

@@ -48,17 +48,23 @@ def _compiled(tag: float) -> tuple[DT, CodegenEngine, list[float]]:
 
 
 def _damage(path: Path, how: str, rng: random.Random) -> None:
+    """Damage the file at positions drawn as fractions of its length (hypothesis replays
+    an example: its draws may not depend on a size that differs between runs)."""
     data = bytearray(path.read_bytes())
+
+    def position() -> int:
+        return int(rng.random() * len(data))
+
     if how == "flip bits":
         for _ in range(rng.randint(1, 4)):
-            k = rng.randrange(len(data))
+            k = position()
             data[k] ^= 1 << rng.randrange(8)
     elif how == "truncate":
-        del data[rng.randrange(len(data)):]
+        del data[position():]
     elif how == "append":
         data += rng.randbytes(rng.randint(1, 64))
     else:  # overwrite a stretch
-        k = rng.randrange(len(data))
+        k = position()
         data[k:k + 16] = rng.randbytes(16)
     path.write_bytes(bytes(data))
 
