@@ -58,6 +58,12 @@ _DIGEST = 32
 """Bytes of the BLAKE2b digest of the pickle."""
 
 
+_SEALED_METHODS = ("save", "load", "_save_data", "_load_data", "_dump", "_open_for_write",
+                   "_data_path")
+"""The methods of Numba's ``IndexDataCacheFile`` that sealing uses or replaces (private:
+checked, so that a Numba without them runs unsealed rather than failing at import)."""
+
+
 class DamagedCacheError(Exception):
     """A sealed data file whose digest or key does not match: damaged, not loaded."""
 
@@ -131,6 +137,11 @@ def _seal(file: IndexDataCacheFile) -> None:
     beside the data and check it; ``_save_data``/``_load_data`` write and check the
     magic prefix and the digest.
     """
+    if not all(hasattr(file, name) for name in _SEALED_METHODS):
+        # Another Numba's cache file (these are its internals): unsealed, as before.
+        logger.debug("Numba's cache file has no %s: its data files are not sealed",
+                     ", ".join(_SEALED_METHODS))
+        return
     save, load = file.save, file.load
 
     def save_sealed(key: Any, data: Any) -> None:
