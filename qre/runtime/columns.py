@@ -58,7 +58,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["column", "is_null", "values"]
+__all__ = ["column", "is_null", "shown", "values"]
 
 _NATIVE = (np.ndarray, pd.Series, pd.Index, pd.DataFrame, pd.api.extensions.ExtensionArray,
            list, tuple, range, str, bytes, Mapping)
@@ -113,6 +113,17 @@ def is_null(x: Any) -> bool:
     return x is None or x is pd.NA or x is pd.NaT or (
         isinstance(x, float | np.floating) and math.isnan(x)) or (
         isinstance(x, np.datetime64 | np.timedelta64) and np.isnat(x))
+
+
+def shown(x: Any, width: int = 80) -> str:
+    """An entry for an error message: numpy scalars as the Python values they hold, the
+    repr cut short (a 400-digit integer stays one line).
+
+    >>> shown(np.float64(1.5)), len(shown(10**400))
+    ('1.5', 80)
+    """
+    text = repr(x.item() if isinstance(x, np.generic) else x)
+    return text if len(text) <= width else f"{text[:width - 3]}..."
 
 
 def _check_column(data: Any, what: str) -> None:

@@ -56,8 +56,6 @@ def stream_ids(keys: Any) -> tuple[np.ndarray, np.ndarray]:
     >>> ids.tolist(), values.tolist()
     ([0, 1, 2, 0, 3, 3], [None, nan, 3, -0.0])
     """
-    if isinstance(keys, str | bytes):
-        raise TypeError("keys is a sequence of keys, not a single string")
     keys = columns.column(keys, "keys", exact=True)
     if isinstance(keys, pd.Series | pd.Index):
         keys = keys.array

@@ -603,8 +603,6 @@ def tag_codes(tags: Any, alphabet: Sequence[str], *, skip_unknown: bool = False)
     :func:`qre.runtime.columns.column`. A missing tag (None, NaN, a null) is not a tag: an
     error naming its position, unless skipped.
     """
-    if isinstance(tags, str | bytes):
-        raise TypeError("tags is a sequence of tags, not a single string")
     tags = columns.column(tags, "tags")
     if isinstance(tags, pd.Series | pd.Index):
         tags = tags.array if isinstance(tags.dtype, pd.api.extensions.ExtensionDtype) \
@@ -729,8 +727,6 @@ def _event_values(dt: DT, values: Any, n: int) -> _Events:
         return _Events(np.full(n, np.nan), {})
     if isinstance(values, Mapping | pd.DataFrame):
         return _record_values(dt, values, fields, n)
-    if isinstance(values, str | bytes):
-        raise TypeError("values is a sequence of numbers, not a single string")
     if fields:
         raise ValueError(f"the DT reads record fields ({', '.join(f'cur.{f}' for f in fields)}): "
                          f"pass values as a dict or DataFrame with columns {', '.join(fields)}")
@@ -795,16 +791,11 @@ def _float_column(data: Any, label: str) -> np.ndarray:
     out = np.empty(len(array), dtype=np.float64)
     for k, item in enumerate(array):
         if not isinstance(item, numbers.Real):
-            raise ValueError(f"row {k} of {label}: {_shown(item)} is not a number")
+            raise ValueError(f"row {k} of {label}: {columns.shown(item)} is not a number")
         try:
             out[k] = float(item)
         except OverflowError:  # an int beyond 1.8e308: no float holds it
-            raise ValueError(f"row {k} of {label}: {_shown(item)} is too large for a 64-bit "
+            raise ValueError(f"row {k} of {label}: {columns.shown(item)} is too large for a 64-bit "
                              f"float") from None
     return out
 
-
-def _shown(item: object, width: int = 40) -> str:
-    """An entry's repr for an error message, cut short (a 400-digit int is one line)."""
-    text = repr(item)
-    return text if len(text) <= width else f"{text[:width - 3]}..."

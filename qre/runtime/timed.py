@@ -131,7 +131,7 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     if dedup and len(order):
         order = _deduplicated(order, [key_ids, clock_times, codes,
                                       *_attributes([*tiebreak_columns(tiebreak),
-                                                    *value_columns(values)], n)])
+                                                    *value_columns(values)])])
     if m.derivation is not None:
         # Predicates on plain cur read the column itself (the DT may read the time fields).
         scalar = m.derivation.predicates.reads_scalar_cur
@@ -171,13 +171,13 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     return pd.DataFrame(frame)
 
 
-def _attributes(columns: list[Any], n: int) -> list[np.ndarray]:
+def _attributes(columns: list[Any]) -> list[np.ndarray]:
     """Columns of the events as int64 codes, equal where the values are: floats by their
     bits (``-0.0`` apart from ``0.0``, every NaN alike: :func:`float_order`), other
     values by ``pd.factorize`` (exact integers, missing values alike)."""
     out = []
     for column in columns:
-        series = pd.Series(column if hasattr(column, "__len__") else [column] * n)
+        series = pd.Series(column)  # a column: processing_order refused anything else
         if pd.api.types.is_float_dtype(series.dtype):
             series = pd.Series(float_order(series.to_numpy(dtype=np.float64,
                                                            na_value=np.nan)))

@@ -167,8 +167,6 @@ def time_series(times: Any) -> pd.Series:
     """``times`` as a pandas Series of numbers or datetimes, checked: a missing time, a
     boolean or other non-time is a :class:`TimeError` naming its row. Columns of Python
     objects are typed by their values first."""
-    if isinstance(times, str | bytes):
-        raise TypeError("times is a sequence of times, not a single string")
     times = columns.column(times, "times")
     series = times if isinstance(times, pd.Series) else pd.Series(
         times.array if isinstance(times, pd.Index) else times
@@ -202,12 +200,12 @@ def _not_a_time(values: list[Any]) -> TimeError:
         if not all(zoned[0] == z for z in zoned):
             bad = zoned.index(not zoned[0])
             x = values[bad]
-            return TimeError(bad, x, f"{_shown(x)} has {'a' if zoned[bad] else 'no'} time "
+            return TimeError(bad, x, f"{columns.shown(x)} has {'a' if zoned[bad] else 'no'} time "
                                      f"zone but row 0 has {'one' if zoned[0] else 'none'}: "
                                      f"give every time a zone, or none")
         bad = next((k for k, x in enumerate(values) if x.tzinfo != values[0].tzinfo), 0)
         x = values[bad]
-        return TimeError(bad, x, f"{_shown(x)} is in another time zone than row 0 "
+        return TimeError(bad, x, f"{columns.shown(x)} is in another time zone than row 0 "
                                  f"({values[0].tzinfo}): give the times in one zone, e.g. "
                                  f"pd.to_datetime(times, utc=True)")
     bad = next((k for k, x in enumerate(values)
@@ -215,16 +213,16 @@ def _not_a_time(values: list[Any]) -> TimeError:
     if bad is not None:
         x = values[bad]
         if isinstance(x, datetime.datetime | np.datetime64):
-            return TimeError(bad, x, f"{_shown(x)} is a datetime among numbers: give every "
+            return TimeError(bad, x, f"{columns.shown(x)} is a datetime among numbers: give every "
                                      f"time as a number, or every time as a datetime")
-        return TimeError(bad, x, f"{_shown(x)} is neither a number nor a datetime")
+        return TimeError(bad, x, f"{columns.shown(x)} is neither a number nor a datetime")
     bad = next((k for k, x in enumerate(values)
                 if not isinstance(x, int | float | np.number)
                 or (isinstance(x, int) and not -(2**63) <= x < 2**63)), 0)
     x = values[bad]
     if isinstance(x, int):
         return TimeError(bad, x, f"{x} is out of range (beyond int64)")
-    return TimeError(bad, x, f"{_shown(x)} is a number numpy holds no type for: give "
+    return TimeError(bad, x, f"{columns.shown(x)} is a number numpy holds no type for: give "
                              f"integers, floats or datetimes")
 
 
@@ -239,11 +237,6 @@ def int64_times(series: pd.Series) -> np.ndarray:
             raise TimeError(row, int(values[row]), f"{int(values[row])} is out of range "
                                                    f"(beyond int64)")
     return series.to_numpy(dtype=np.int64)
-
-
-def _shown(x: Any) -> str:
-    """A value for a message: numpy scalars as the Python values they hold."""
-    return repr(x.item() if isinstance(x, np.generic) else x)
 
 
 def event_times(times: Any, time_unit: str) -> tuple[np.ndarray, TimeScale]:
