@@ -72,6 +72,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -328,6 +329,10 @@ def monitor_stream(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     stopped. ``trigger`` holds ``DataStreamWriter.trigger`` arguments, e.g.
     ``{"availableNow": True}``. Returns the ``StreamingQuery``.
     """
+    if not isinstance(checkpoint, str | os.PathLike):
+        raise TypeError(f"monitor_stream: checkpoint must be a directory (a str or path), "
+                        f"not {type(checkpoint).__name__}")
+    checkpoint = os.fspath(checkpoint)
     frame = monitor_stream_frame(df, monitor, key, time, tag, value, **options)
     _check_sidecar(df.sparkSession, checkpoint, monitor)
     writer = frame.writeStream.outputMode("append").option("checkpointLocation", checkpoint)

@@ -100,12 +100,17 @@ def _names(message: str, argument: str, wrong: object) -> bool:
     return any(w in message for w in words)
 
 
-def test_monitor_stream_checks_its_arguments_before_starting(spark: Any, events: Any,
-                                                             tmp_path: Any) -> None:
-    """The streaming query is not started with a bad argument (a batch frame is refused
-    as a batch frame, a key that is no column as such)."""
-    for bad in ({"key": 5}, {"key": "nope"}, {"checkpoint": 5}):
+def test_monitor_stream_checks_its_arguments_before_starting(spark: Any, stream: Any,
+                                                             events: Any, tmp_path: Any) -> None:
+    """The streaming query is not started with a bad argument, which the error names (a
+    batch frame is refused as one)."""
+    for bad, named in (({"key": 5}, "key"), ({"key": "nope"}, "'nope'"),
+                       ({"checkpoint": 5}, "checkpoint")):
         arguments = {"key": "k", "time": "t", "tag": "tag", "value": "v",
                      "checkpoint": str(tmp_path / "cp"), **bad}
-        with pytest.raises((TypeError, ValueError)):
-            monitor_stream(events, MONITOR, **arguments)
+        with pytest.raises((TypeError, ValueError), match=named):
+            monitor_stream(stream, MONITOR, **arguments)
+    with pytest.raises(ValueError, match="not streaming"):
+        monitor_stream(events, MONITOR, key="k", time="t", tag="tag", value="v",
+                       checkpoint=str(tmp_path / "cp"))
+    assert not (tmp_path / "cp").exists()  # nothing was started
