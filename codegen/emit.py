@@ -58,8 +58,12 @@ Generated functions (module globals ``N_STATES``, ``N_TAGS``, ``N_OUT``):
   ``order[offsets[g]:offsets[g+1]]``), each from status0/value0, final
   configurations at ``fin[g]`` (none into ``fin`` arrays of no rows); without
   the GIL, so that the engine runs chunks of keys in parallel threads (one
-  stream is one key). The table kernel's
-  ``prange`` would cost more than a second of parfor compilation per query.
+  stream is one key; with ``gather``, each key's events are copied together first). The
+  table kernel's ``prange`` would cost more than a second of parfor compilation per query;
+* ``run_rows(codes, data, keys, i0, i1, status, value, out_s, out_v)`` — only for DTs of
+  at most :data:`MAX_ROW_STATES` states: rows i0..i1-1 in input order, row i of key
+  ``keys[i]``, whose configuration is row ``keys[i]`` of the tables ``status``/``value``
+  (loaded before the event, stored after), without the GIL. No grouping of the rows.
 
 :func:`emit` is pure: the same tables (and names) give the same text, so the
 text's hash names the compiled module in the cache (:mod:`codegen.generated`).
@@ -78,14 +82,21 @@ from dt.terms import OPS, Apply, Const, Cur, Term, Var
 
 from .tables import OP_CONST, OP_CUR, OP_NEW, OP_OLD, OPCODES, Tables
 
-__all__ = ["FUNCTIONS", "MAX_REGISTER_STATES", "emit"]
+__all__ = ["FUNCTIONS", "MAX_REGISTER_STATES", "MAX_ROW_STATES", "emit"]
 
 FUNCTIONS = ("init", "segment", "run_chunk")
-"""The jitted functions of an emitted module."""
+"""The jitted functions of every emitted module (small DTs also have ``run_rows``)."""
 
 MAX_REGISTER_STATES = 128
 """Up to this many states the configuration lives in local variables across events;
 beyond, it stays in the arrays (see the module docstring: compile time)."""
+
+MAX_ROW_STATES = 16
+"""Up to this many states the module also has ``run_rows``: keyed rows in input order,
+each key's configuration loaded from and stored to a table around every event. For
+small configurations that beats grouping the rows by key (a sort, then scattered reads
+and writes); for larger ones the loads and stores cost more (measured in
+benchmarks/end_to_end.py)."""
 
 _OP_NAME = {code: name for name, code in OPCODES.items()}
 
@@ -437,22 +448,45 @@ class _Emitter:
         return ["@numba.jit(**_JIT)", "def init(x_s, x_v, status, value):", *fn.lines]
 
     def emit_segment(self) -> list[str]:
+        """``segment``: one stream's events, the configuration carried across them."""
+        return self._event_loop(by_row=False)
+
+    def emit_rows(self) -> list[str]:
+        """``run_rows``: rows in input order, each key's configuration in a row of tables."""
+        return self._event_loop(by_row=True)
+
+    def _event_loop(self, by_row: bool) -> list[str]:
         t = self.tables
         fn = _Function()
-        fn.add(1, '"""Events rows[i0:i1] (code -1 skips one); configuration in place, '
-                  'outputs at the rows."""')
-        if self.registers:
+        if by_row:
+            fn.add(1, '"""Rows i0..i1-1 in input order, row i of key keys[i]: that key\'s '
+                      'configuration is')
+            fn.add(1, "row keys[i] of status/value (uint8[k, Q], float64[k, Q], a value "
+                      "exactly NaN unless")
+            fn.add(1, 'defined), loaded before the event and stored after; outputs at the '
+                      'rows."""')
+        else:
+            fn.add(1, '"""Events rows[i0:i1] (code -1 skips one); configuration in place, '
+                      'outputs at the rows."""')
+        if self.registers and not by_row:
             fn.add(1, "# The configuration in locals; a value is exactly NaN unless defined.")
             for q in range(t.n_states):
                 fn.add(1, f"s{q} = _get(status, {q})  # {self.states[q]}")
                 fn.add(1, f"v{q} = _pick(s{q} == 1, _get(value, {q}), np.nan)")
-        else:
+        elif not by_row:
             fn.add(1, "# The configuration stays in the arrays (too many states for registers);")
             fn.add(1, "# a value is exactly NaN unless defined.")
             fn.add(1, "for q in range(N_STATES):")
             fn.add(2, "_put(value, q, _pick(_get(status, q) == 1, _get(value, q), np.nan))")
         fn.add(1, "for i in range(i0, i1):")
-        fn.add(2, "row = rows[i]")
+        if by_row:
+            fn.add(2, "row = i")
+            fn.add(2, "g = _get(keys, i)")
+            for q in range(t.n_states):
+                fn.add(2, f"s{q} = _get2(status, g, {q})  # {self.states[q]}")
+                fn.add(2, f"v{q} = _get2(value, g, {q})")
+        else:
+            fn.add(2, "row = rows[i]")
         fn.add(2, "code = codes[row]")
         for k, tag in enumerate(self.tags):
             fn.add(2, f"{'if' if k == 0 else 'elif'} code == {k}:  # tag {_safe(repr(tag))}")
@@ -480,10 +514,18 @@ class _Emitter:
             s_q, v_q = self.old(q)
             fn.add(2, f"_put2(out_s, row, {j}, {s_q})  # output {j}: {self.states[q]}")
             fn.add(2, f"_put2(out_v, row, {j}, {v_q})")
-        if self.registers:
+        if by_row:
+            for q in range(t.n_states):
+                fn.add(2, f"_put2(status, g, {q}, s{q})")
+                fn.add(2, f"_put2(value, g, {q}, v{q})")
+        elif self.registers:
             for q in range(t.n_states):
                 fn.add(1, f"_put(status, {q}, s{q})")
                 fn.add(1, f"_put(value, {q}, v{q})")
+        if by_row:
+            return ["@numba.jit(**_JIT, nogil=True)",
+                    "def run_rows(codes, data, keys, i0, i1, status, value, out_s, out_v):",
+                    *fn.lines]
         return ["@numba.jit(**_JIT)",
                 "def segment(codes, data, rows, i0, i1, status, value, out_s, out_v):",
                 *fn.lines]
@@ -492,20 +534,47 @@ class _Emitter:
 _RUNNERS = '''
 @numba.jit(**_JIT, nogil=True)
 def run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v, fin_s,
-              fin_v):
+              fin_v, gather):
     """Keys g0..g1-1 (key g's rows order[offsets[g]:offsets[g+1]]), each from
     status0/value0: outputs at the rows, final configurations at fin[g] (none if fin
     has no rows: the caller does not want them). Without the GIL: the engine runs
-    chunks of keys in parallel threads (one stream is one key)."""
+    chunks of keys in parallel threads (one stream is one key).
+
+    With ``gather``, a key's events are first copied into contiguous buffers and its
+    outputs copied back after: keys interleaved in the input scatter a key's rows, and
+    the step's long loop body would wait on every scattered read and write (3-6x
+    slower on 10M rows over 100k keys); tight copy loops overlap those misses."""
     status = np.empty(N_STATES, dtype=np.uint8)
     value = np.empty(N_STATES)
     finals = fin_s.shape[0] != 0
+    longest = 0
+    if gather:
+        for g in range(g0, g1):
+            longest = max(longest, _get(offsets, g + 1) - _get(offsets, g))
+    rows = np.arange(longest)
+    c_buf = np.empty(longest, dtype=np.int64)
+    d_buf = np.empty((longest, data.shape[1]))
+    s_buf = np.empty((longest, N_OUT), dtype=np.uint8)
+    v_buf = np.empty((longest, N_OUT))
     for g in range(g0, g1):
         for q in range(N_STATES):
             _put(status, q, _get(status0, q))
             _put(value, q, _get(value0, q))
-        segment(codes, data, order, _get(offsets, g), _get(offsets, g + 1), status, value,
-                out_s, out_v)
+        start, end = _get(offsets, g), _get(offsets, g + 1)
+        if gather:
+            for j in range(end - start):
+                r = _get(order, start + j)
+                _put(c_buf, j, _get(codes, r))
+                for c in range(data.shape[1]):
+                    _put2(d_buf, j, c, _get2(data, r, c))
+            segment(c_buf, d_buf, rows, 0, end - start, status, value, s_buf, v_buf)
+            for j in range(end - start):
+                r = _get(order, start + j)
+                for k in range(N_OUT):
+                    _put2(out_s, r, k, _get2(s_buf, j, k))
+                    _put2(out_v, r, k, _get2(v_buf, j, k))
+        else:
+            segment(codes, data, order, start, end, status, value, out_s, out_v)
         if finals:
             for q in range(N_STATES):
                 _put2(fin_s, g, q, _get(status, q))
@@ -557,4 +626,6 @@ def emit(tables: Tables, *, states: Sequence[str] | None = None,
         "",
     ]
     body = [*em.emit_init(), "", "", *em.emit_segment(), "", *_RUNNERS.splitlines()]
+    if registers and tables.n_states <= MAX_ROW_STATES:
+        body += ["", "", *em.emit_rows()]
     return "\n".join(header + body) + "\n"

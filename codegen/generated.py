@@ -66,11 +66,12 @@ __all__ = ["CodegenEngine", "cache_dir", "is_ready"]
 
 logger = logging.getLogger(__name__)
 
-_RUN = ("run_chunk",)
-"""The functions a run calls (``segment`` is compiled into ``run_chunk``): what readiness
-asks for. ``init`` (Δ_i) is not among them: a Monitor computes its initial configuration
-with the reference evaluator, so a run never compiles ``init`` — had readiness waited for
-it, ``auto`` would never pick a kernel that ``engine="codegen"`` runs had compiled."""
+_RUN = ("run_chunk", "run_rows")
+"""The functions a run calls (``segment`` is compiled into ``run_chunk``; ``run_rows``
+where the module has it, small DTs): what readiness asks for. ``init`` (Δ_i) is not
+among them: a Monitor computes its initial configuration with the reference evaluator,
+so a run never compiles ``init`` — had readiness waited for it, ``auto`` would never
+pick a kernel that ``engine="codegen"`` runs had compiled."""
 
 _LOADED: dict[str, ModuleType] = {}
 """Imported generated modules by source hash (this process)."""
@@ -83,6 +84,10 @@ _PARALLEL_ROWS = 10_000
 """Below this many rows a keyed batch runs in the calling thread (threads cost more)."""
 
 _POOL: ThreadPoolExecutor | None = None
+
+_ROW_TABLE = 4
+"""``run_rows`` is used while the keys' configurations hold at most this many entries per
+row (beyond, e.g. a key per row, the table would outweigh the data it saves a sort of)."""
 
 
 _ROWS_CACHED = 1 << 24
@@ -194,12 +199,11 @@ class CodegenEngine(ArrayEngine):
         if not on_disk:
             self._announce("the kernel")
         mod = self.module()
-        q, f, i = self.tables.n_states, len(self.columns), len(self.dt.initial)
-        status, value = np.zeros(q, dtype=np.uint8), np.full(q, np.nan)
-        codes, data = np.zeros(0, dtype=np.int64), np.zeros((0, f))
-        # The same argument types as _initial/_advance/_advance_keys: one signature each.
-        mod.init(np.zeros(i, dtype=np.uint8), np.full(i, np.nan), status, value)
-        self._advance_keys(codes, np.zeros(1, dtype=np.int64), codes, data, status, value)
+        q, i = self.tables.n_states, len(self.dt.initial)
+        # The same argument types as _initial: one signature.
+        mod.init(np.zeros(i, dtype=np.uint8), np.full(i, np.nan), np.zeros(q, dtype=np.uint8),
+                 np.full(q, np.nan))
+        _compile_runs(mod, q, len(self.columns), len(self.tables.final))
         elapsed = time.perf_counter() - start
         logger.info("codegen %s: %s in %.3f s (%d states, DT size %d, %d source lines)",
                     self.digest[:12], "loaded from the disk cache" if on_disk else "compiled",
@@ -249,17 +253,19 @@ class CodegenEngine(ArrayEngine):
                  value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         n = codes.shape[0]
         fin_s, fin_v, out_s, out_v = self._advance_keys(
-            _identity_rows(n), np.array([0, n], dtype=np.int64), codes, data, status, value)
+            _identity_rows(n), np.array([0, n], dtype=np.int64), codes, data, status, value,
+            gather=False)
         return fin_s[0], fin_v[0], out_s, out_v
 
     def _advance_keys(self, order: np.ndarray, offsets: np.ndarray, codes: np.ndarray,
                       data: np.ndarray, status: np.ndarray, value: np.ndarray,
-                      finals: bool = True
+                      finals: bool = True, *, gather: bool = True
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Chunks of consecutive keys (about equal rows, :func:`codegen.kernels.chunk_bounds`)
         run by the GIL-free ``run_chunk`` in parallel threads; each writes its own
         keys' rows of the outputs and of the final configurations (with ``finals``:
-        the kernel writes none into arrays of no rows)."""
+        the kernel writes none into arrays of no rows). ``gather``: copy each key's
+        events together first (keyed rows are scattered; one stream's are not)."""
         n, n_keys = codes.shape[0], offsets.shape[0] - 1
         q, n_out = self.tables.n_states, len(self.tables.final)
         # Every row belongs to one key and the kernel writes every row: no fill needed.
@@ -271,7 +277,7 @@ class CodegenEngine(ArrayEngine):
 
         def run(chunk: tuple[int, int]) -> None:
             self._call("run_chunk", codes, data, order, offsets, chunk[0], chunk[1], status,
-                       value, out_s, out_v, fin_s, fin_v)
+                       value, out_s, out_v, fin_s, fin_v, gather)
 
         if len(chunks) == 1 or n < _PARALLEL_ROWS:
             for chunk in chunks:
@@ -280,6 +286,24 @@ class CodegenEngine(ArrayEngine):
             run(chunks[0])  # compiles (or loads) once, before the threads start
             list(_pool().map(run, chunks[1:]))
         return fin_s, fin_v, out_s, out_v
+
+    def _advance_rows(self, key_ids: np.ndarray, n_keys: int, codes: np.ndarray,
+                      data: np.ndarray, status: np.ndarray, value: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
+        """``run_rows`` over the rows in input order, when the module has it (a small DT)
+        and the keys' configurations (k · |Q| · 9 bytes) are not much larger than the
+        rows' data: one pass, no grouping."""
+        q = self.tables.n_states
+        if not hasattr(self.module(), "run_rows") or n_keys * q > _ROW_TABLE * len(codes):
+            return None
+        n, n_out = codes.shape[0], len(self.tables.final)
+        table_s = np.empty((n_keys, q), dtype=np.uint8)
+        table_v = np.empty((n_keys, q))
+        table_s[:] = status
+        table_v[:] = np.where(status == 1, value, np.nan)  # run_rows loads values as they are
+        out_s, out_v = np.empty((n, n_out), dtype=np.uint8), np.empty((n, n_out))
+        self._call("run_rows", codes, data, key_ids, 0, n, table_s, table_v, out_s, out_v)
+        return out_s, out_v
 
     def _call(self, name: str, *args: object):  # type: ignore[no-untyped-def]
         """Call an entry point; the first call in this process (a compile or a cache
@@ -290,6 +314,9 @@ class CodegenEngine(ArrayEngine):
         if not _on_disk(self.path):
             self._announce(name)
         start = time.perf_counter()
+        if name in _RUN:  # all of them at once: readiness (auto) asks for every one
+            _compile_runs(self.module(), self.tables.n_states, len(self.columns),
+                          len(self.tables.final))
         out = fn(*args)
         logger.info("codegen %s: %s ready in %.3f s", self.digest[:12], name,
                     time.perf_counter() - start)
@@ -317,6 +344,19 @@ engine.compile()
 input, the expected source hash as its argument."""
 
 
+def _compile_runs(mod: ModuleType, q: int, f: int, n_out: int) -> None:
+    """Compile (or load) every function of :data:`_RUN` the module has, on no rows with
+    the argument types of ``_advance_keys`` and ``_advance_rows``: one signature each."""
+    status, value = np.zeros(q, dtype=np.uint8), np.full(q, np.nan)
+    codes, data = np.zeros(0, dtype=np.int64), np.zeros((0, f))
+    out_s, out_v = np.zeros((0, n_out), dtype=np.uint8), np.zeros((0, n_out))
+    mod.run_chunk(codes, data, codes, np.zeros(1, dtype=np.int64), 0, 0, status, value,
+                  out_s, out_v, np.zeros((0, q), dtype=np.uint8), np.zeros((0, q)), True)
+    if hasattr(mod, "run_rows"):
+        mod.run_rows(codes, data, codes, 0, 0, status.reshape(1, q), value.reshape(1, q),
+                     out_s, out_v)
+
+
 def is_ready(dt: DT) -> bool:
     """True if the codegen engine of ``dt`` runs without compiling (see the module docstring)."""
     digest = _DIGESTS.get(dt)
@@ -330,7 +370,7 @@ def is_ready(dt: DT) -> bool:
 
 def _ready(digest: str, path: Path) -> bool:
     mod = _LOADED.get(digest)
-    if mod is not None and all(getattr(mod, f).signatures for f in _RUN):
+    if mod is not None and all(getattr(mod, f).signatures for f in _RUN if hasattr(mod, f)):
         return True
     return _on_disk(path)
 
@@ -349,7 +389,8 @@ def _on_disk(path: Path) -> bool:
     if not path.exists():
         return False
     pycache = path.parent / "__pycache__"
-    for name in _RUN:
+    has_rows = "\ndef run_rows(" in path.read_text(encoding="utf-8", errors="replace")
+    for name in _RUN if has_rows else _RUN[:1]:
         stem = f"{path.stem}.{name}-"
         if not any(pycache.glob(f"{stem}*.nbi")) or not any(pycache.glob(f"{stem}*.nbc")):
             return False

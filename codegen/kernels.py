@@ -45,6 +45,7 @@ from dt.model import DT
 from dt.terms import EventValue
 from dt.values import XValue, decode, encode
 
+from .grouping import group_rows, is_permutation
 from .numba_cache import guard_namespace
 from .tables import OPCODES, Tables, flatten
 
@@ -705,15 +706,52 @@ class ArrayEngine:
         if (offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != n
                 or np.any(np.diff(offsets) < 0)):
             raise ValueError(f"offsets must rise from 0 to the number of rows {n}")
-        if order.shape != (n,) or (n and not np.array_equal(np.bincount(order, minlength=n),
-                                                            np.ones(n, dtype=np.int64))):
+        if order.shape != (n,) or not is_permutation(order):
             raise ValueError(f"order must be a permutation of the {n} rows")
         status, value = self._config(status, value)
         fin_s, fin_v, out_s, out_v = self._advance_keys(order, offsets, codes, data, status,
                                                         value, finals)
         return (fin_s, fin_v, out_s, out_v) if finals else (None, None, out_s, out_v)
 
+    def advance_ids(
+        self,
+        key_ids: np.ndarray,
+        codes: np.ndarray,
+        cur_or_fields: np.ndarray | Mapping[str, np.ndarray] | None,
+        status: np.ndarray,
+        value: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Many keyed streams, each from configuration ``(status, value)``, given the key
+        of every row: ``key_ids`` int64[n] in 0..k−1, every id present (as
+        :func:`qre.runtime.keys.stream_ids` numbers keys), each key's events in input
+        order. Returns ``out_status uint8[n, |F|]``, ``out_value float64[n, |F|]``: what
+        :meth:`advance_keys` gives on the grouping of the rows by key, which is how this
+        runs unless the engine has a faster way (:meth:`_advance_rows`)."""
+        codes = self._codes(codes)
+        n = codes.shape[0]
+        data = self._data(n, cur_or_fields)
+        key_ids = np.ascontiguousarray(key_ids, dtype=np.int64)
+        if key_ids.shape != (n,):
+            raise ValueError(f"{n} tag codes but {key_ids.shape} key ids")
+        n_keys = int(key_ids.max(initial=-1)) + 1
+        if n and int(key_ids.min()) < 0:
+            raise ValueError("key ids must be 0 or more")
+        status, value = self._config(status, value)
+        out = self._advance_rows(key_ids, n_keys, codes, data, status, value)
+        if out is not None:
+            return out
+        order, offsets = group_rows(key_ids, n_keys)
+        _, _, out_s, out_v = self._advance_keys(order, offsets, codes, data, status, value,
+                                                False)
+        return out_s, out_v
+
     # ------------------------------------------------------------------ engine hooks
+
+    def _advance_rows(self, key_ids: np.ndarray, n_keys: int, codes: np.ndarray,
+                      data: np.ndarray, status: np.ndarray, value: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray] | None:
+        """:meth:`advance_ids` without grouping the rows, if the engine can (else None)."""
+        return None
 
     def _initial(self, x_status: np.ndarray, x_value: np.ndarray
                  ) -> tuple[np.ndarray, np.ndarray]:

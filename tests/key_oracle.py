@@ -45,15 +45,17 @@ def token(key: Any) -> tuple[Any, ...]:
     return ("number", key) if isinstance(key, int | float) else ("other", key)
 
 
-def oracle(keys: list[Any], times: list[int], tags: list[str],
+def oracle(keys: list[Any], times: list[int] | None, tags: list[str],
            values: list[float]) -> tuple[list[int], list[float]]:
-    """Status and value of every row: each token's rows in time order, one stream each."""
+    """Status and value of every row: each token's rows in time order (input order
+    without times), one stream each."""
     streams: dict[tuple[Any, ...], list[int]] = defaultdict(list)
     for row, key in enumerate(keys):
         streams[token(key)].append(row)
     status, value = [0] * len(keys), [math.nan] * len(keys)
     for rows in streams.values():
-        rows.sort(key=lambda r: times[r])
+        if times is not None:
+            rows.sort(key=lambda r: times[r])
         out = DIGITS.run([tags[r] for r in rows], [values[r] for r in rows],
                          engine="reference")
         for r, s, v in zip(rows, out.status.tolist(), out.value.tolist(), strict=True):

@@ -198,12 +198,38 @@ def test_advance_keys_equals_each_key_alone(case, registers):
     want = TableEngine(dt).advance_keys(order, offsets, codes, cur, status0, value0)
     for k in (0, 2):
         assert_same_arrays(got[k:k + 2], want[k:k + 2])
+    # Given the key of each row: run_rows in input order (small DTs with registers), else
+    # a counting sort and advance_keys; both engines.
+    keys = np.array([k for k, _, _ in rows_], dtype=np.int64)
+    present = np.unique(keys, return_inverse=True)[1].astype(np.int64)  # ids 0..k-1, all used
+    for by_ids in (engine, TableEngine(dt)):
+        assert_same_arrays(by_ids.advance_ids(present, codes, cur, status0, value0), got[2:])
     for g, group in enumerate(groups):
         idx = np.array(group, dtype=np.int64)
         s, v, alone_s, alone_v = engine.advance(status0, value0, codes[idx],
                                                 None if cur is None else cur[idx])
         assert_same_arrays((got[0][g], got[1][g]), (s, v))
         assert_same_arrays((got[2][idx], got[3][idx]), (alone_s, alone_v))
+
+
+def test_small_dts_run_keyed_rows_in_input_order(monkeypatch):
+    """advance_ids takes run_rows (no grouping) for a small DT with registers, and groups
+    the rows otherwise."""
+    dt = DT(("a", "b"), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", "q + cur"),
+                                                  _tr("b", ["q"], "q", "q * 0.5")))
+    calls = []
+    monkeypatch.setattr(CodegenEngine, "_call", lambda self, name, *args: calls.append(name)
+                        or getattr(self.module(), name)(*args))
+    status0, value0 = TableEngine(dt).initial_config([1.0])
+    codes, cur = np.array([0, 1, 0, 0], dtype=np.int64), np.array([1.0, 2.0, 3.0, 4.0])
+    keys = np.array([1, 0, 1, 0])
+    want = TableEngine(dt).advance_ids(keys, codes, cur, status0, value0)
+    assert want[1][:, 0].tolist() == [2.0, 0.5, 5.0, 4.5]
+    for registers, runner in ((None, "run_rows"), (False, "run_chunk")):
+        calls.clear()
+        engine = CodegenEngine(dt, registers=registers)
+        assert_same_arrays(engine.advance_ids(keys, codes, cur, status0, value0), want)
+        assert set(calls) == {runner}
 
 
 def test_advance_keys_many_keys_in_parallel_threads():

@@ -9,7 +9,9 @@ entry points are checked against the same oracle in tests/test_spark_keys.py.
 
 from __future__ import annotations
 
+import itertools
 import math
+from unittest.mock import patch
 
 import numpy as np
 import pyarrow as pa
@@ -17,13 +19,24 @@ import pytest
 from hypothesis import given
 from key_oracle import BIG, DIGITS, containers, keyed_rows, oracle, token
 
+from qre.runtime import keys as keys_module
 from qre.runtime.keys import same_key, stream_ids
+
+
+def both_paths():  # type: ignore[no-untyped-def]
+    """Short columns take pandas' and numpy's paths, long ones (≥ _IDENTITY_ROWS) number
+    objects by identity and group rows in Numba: run each check on both."""
+    yield "short"
+    with patch.object(keys_module, "_IDENTITY_ROWS", 0):
+        yield "long"
 
 
 @given(keyed_rows())
 def test_stream_ids_follow_the_rule(case) -> None:  # type: ignore[no-untyped-def]
     kind, keys, *_ = case
-    for name, column in containers(kind, keys).items():
+    for (name, column), path in itertools.product(containers(kind, keys).items(),
+                                                  both_paths()):
+        name = f"{name}, {path}"
         ids, values = stream_ids(column)
         for i in range(len(keys)):
             assert token(values[ids[i]]) == token(keys[i]), name  # each row's key, exactly
@@ -38,7 +51,14 @@ def test_stream_ids_follow_the_rule(case) -> None:  # type: ignore[no-untyped-de
 def test_run_keys_and_run_timed_keep_streams_apart(case) -> None:  # type: ignore[no-untyped-def]
     kind, keys, times, tags, values = case
     want_status, want_value = oracle(keys, times, tags, values)
-    for name, column in containers(kind, keys).items():
+    for (name, column), path in itertools.product(containers(kind, keys).items(),
+                                                  both_paths()):
+        name = f"{name}, {path}"
+        in_order = oracle(keys, None, tags, values)
+        for engine in ("table", "codegen"):  # codegen runs rows in input order (run_rows)
+            untimed = DIGITS.run_keys(column, tags, values, engine=engine)
+            assert untimed.status.tolist() == in_order[0], (name, engine)
+            np.testing.assert_array_equal(untimed.value, in_order[1], err_msg=name)
         out = DIGITS.run_keys(column, tags, values, times=times)
         assert out.status.tolist() == want_status, name
         np.testing.assert_array_equal(out.value, want_value, err_msg=name)

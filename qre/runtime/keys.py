@@ -28,8 +28,10 @@ cast: Arrow integers with nulls become pandas' nullable integers, not floats
 (2**53 + 1 stays apart from 2**53), Arrow floats with nulls a masked ``Float64``
 (:func:`qre.runtime.columns.column` with ``exact=True``).
 
-Cost: one ``pd.factorize`` of the column in its own dtype (hashing in C); an object
-column holding missing entries pays one Python check per missing entry.
+Cost: one ``pd.factorize`` of the column in its own dtype (hashing in C); a long
+object column is first numbered by object identity (:func:`distinct_objects`, a
+Numba pass over the addresses) and only its distinct objects are hashed by value;
+an object column holding missing entries pays one Python check per missing entry.
 """
 
 from __future__ import annotations
@@ -42,7 +44,13 @@ import pandas as pd
 
 from . import columns
 
-__all__ = ["is_missing", "same_key", "stream_ids"]
+__all__ = ["distinct_objects", "group_by_key", "is_missing", "same_key", "stream_ids"]
+
+_IDENTITY_ROWS = 100_000
+"""From this many rows, object columns are numbered by identity first
+(:func:`distinct_objects`) and rows are grouped by a Numba counting sort
+(:func:`group_by_key`); shorter columns take pandas' and numpy's paths, without
+importing Numba (milliseconds either way)."""
 
 
 def stream_ids(keys: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -60,7 +68,7 @@ def stream_ids(keys: Any) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(keys, pd.Series | pd.Index):
         keys = keys.array
     if isinstance(keys, pd.arrays.NumpyExtensionArray):
-        keys = keys.to_numpy()
+        keys = np.asarray(keys)  # its data: to_numpy() would scan for missing entries
     if not isinstance(keys, np.ndarray | pd.api.extensions.ExtensionArray):
         # Lists and iterables as objects: numpy would turn [1, "a"] into strings and a
         # list of tuples into a matrix.
@@ -71,6 +79,30 @@ def stream_ids(keys: Any) -> tuple[np.ndarray, np.ndarray]:
         return _object_ids(keys)
     ids, uniques = pd.factorize(keys, use_na_sentinel=False)
     return ids.astype(np.int64, copy=False), _key_values(uniques)
+
+
+def group_by_key(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The rows grouped by stream id (ids 0..k−1, all present, as :func:`stream_ids` gives
+    them), each stream's rows in input order: ``order`` int64[n] and ``offsets``
+    int64[k + 1], stream g owning ``order[offsets[g]:offsets[g+1]]``.
+
+    A long column is grouped by a counting sort in Numba
+    (:func:`codegen.grouping.group_rows`, 0.13 s for 10M rows against 1.1 s for
+    numpy's stable argsort); a short one by numpy, without importing Numba.
+
+    >>> order, offsets = group_by_key(np.array([1, 0, 1, 2, 0]))
+    >>> order.tolist(), offsets.tolist()
+    ([1, 4, 0, 2, 3], [0, 2, 4, 5])
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    n_keys = int(ids.max(initial=-1)) + 1
+    if len(ids) >= _IDENTITY_ROWS:
+        from codegen.grouping import group_rows  # here: see distinct_objects
+
+        return group_rows(ids, n_keys)
+    offsets = np.zeros(n_keys + 1, dtype=np.int64)
+    np.cumsum(np.bincount(ids, minlength=n_keys), out=offsets[1:])
+    return np.argsort(ids, kind="stable").astype(np.int64, copy=False), offsets
 
 
 def is_missing(x: Any) -> bool:
@@ -93,6 +125,40 @@ def _is_nan(x: Any) -> bool:
 
 
 def _object_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Python objects: numbered by identity first when that pays (:func:`distinct_objects`),
+    then by value over the distinct objects (:func:`_value_ids`)."""
+    split = distinct_objects(values)
+    if split is None:
+        return _value_ids(values)
+    by_object, objects = split
+    ids, uniques = _value_ids(objects)
+    return ids[by_object], uniques
+
+
+def distinct_objects(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """A large object column as ``(ids, objects)`` with ``values == objects[ids]``: each row
+    numbered by the identity of its object (in order of first appearance), and those
+    objects; None for a short column, or one whose objects are mostly distinct.
+
+    Readers of CSV and Parquet give each distinct string one object, so 10M keys are
+    a few objects: numbering them by address (:func:`codegen.grouping.identity_ids`,
+    0.1 s) and hashing only the distinct objects by value costs a fifth of hashing
+    every row by value (``pd.factorize``, 0.5 s). Exact: one object is one value, and
+    equal values in different objects are merged by the caller's pass by value.
+    """
+    if len(values) < _IDENTITY_ROWS:
+        return None
+    # Imported here: Numba is not needed for short columns (``import qre`` stays light).
+    from codegen.grouping import identity_ids
+
+    split = identity_ids(values, max_distinct=len(values) // 4)
+    if split is None:
+        return None
+    ids, first = split
+    return ids, values[first]
+
+
+def _value_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Python objects: pandas hashes them, but gives None and NaN one code (−1); the
     rows it leaves out are split here into the NaN key and the missing key."""
     try:

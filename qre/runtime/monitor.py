@@ -83,7 +83,7 @@ from dt.values import XValue, decode, encode
 from ..language.clock import Clock
 from ..language.derive import Derivation
 from . import columns
-from .keys import stream_ids
+from .keys import distinct_objects, group_by_key, stream_ids
 from .order import processing_order, sortable_times
 from .output import Output, check_output_names
 
@@ -421,14 +421,18 @@ class Monitor:
                 raise ValueError("tiebreak orders events with equal times: pass times too")
             if keys is None:  # one stream in input order: no grouping to do
                 return self._advance(chosen, self._initial_config, codes, events)[1]
-            # One stable sort groups the rows by key, each key's rows in input order.
-            order = np.argsort(key_ids, kind="stable").astype(np.int64, copy=False)
-        else:
-            stamps = sortable_times(columns.column(times, "times"))
-            if len(stamps) != n:
-                raise ValueError(f"times has {len(stamps)} entries but there are {n} tags")
-            order = processing_order(key_ids.astype(np.int64), stamps, tags, codes,
-                                     self.alphabet, values, tiebreak)
+            engine_obj = self._engine(chosen)
+            if hasattr(engine_obj, "advance_ids"):  # the compiled engines group the rows
+                status, value = engine_obj.advance_ids(key_ids, codes, events.data(),
+                                                       *self._initial_config)
+                return _output(status, value, self.outputs)
+            order, offsets = group_by_key(key_ids)
+            return self._run_grouped(chosen, order, offsets, codes, events)
+        stamps = sortable_times(columns.column(times, "times"))
+        if len(stamps) != n:
+            raise ValueError(f"times has {len(stamps)} entries but there are {n} tags")
+        order = processing_order(key_ids.astype(np.int64), stamps, tags, codes,
+                                 self.alphabet, values, tiebreak)
         # Key g (ids 0..k-1 from factorize, all present) owns order[offsets[g]:offsets[g+1]].
         offsets = np.zeros(int(key_ids.max(initial=-1)) + 2, dtype=np.int64)
         np.cumsum(np.bincount(key_ids), out=offsets[1:])
@@ -615,6 +619,12 @@ def tag_codes(tags: Any, alphabet: Sequence[str], *, skip_unknown: bool = False)
         return _masked_codes(tags, alphabet, skip_unknown)
     if isinstance(tags, np.ndarray) and tags.ndim != 1:
         raise ValueError(f"tags must be one-dimensional, got shape {tags.shape}")
+    split = distinct_objects(tags) if isinstance(tags, np.ndarray) and tags.dtype == object \
+        else None
+    if split is not None:  # a long column of few objects: map the objects, not the rows
+        by_object, objects = split
+        codes = _codes_through(objects, by_object, alphabet)
+        return _resolve_unknown(codes, lambda k: tags[k], skip_unknown, alphabet)
     if isinstance(tags, np.ndarray) and tags.dtype.kind in "OU":
         try:  # hashing in C: a Python loop over the rows costs twice as much
             rows, distinct = pd.factorize(tags, use_na_sentinel=False)
