@@ -283,8 +283,10 @@ class CodegenEngine(ArrayEngine):
             for chunk in chunks:
                 run(chunk)
         else:
-            run(chunks[0])  # compiles (or loads) once, before the threads start
-            list(_pool().map(run, chunks[1:]))
+            if not self.module().run_chunk.signatures:
+                run(chunks[0])  # compiles (or loads) once, before the threads start
+                chunks = chunks[1:]
+            list(_pool().map(run, chunks))
         return fin_s, fin_v, out_s, out_v
 
     def _advance_rows(self, key_ids: np.ndarray, n_keys: int, codes: np.ndarray,
@@ -311,14 +313,16 @@ class CodegenEngine(ArrayEngine):
         fn = getattr(self.module(), name)
         if fn.signatures:
             return fn(*args)
+        # The run functions compile all at once: readiness (auto) asks for every one.
+        what = "the run functions" if name in _RUN else name
         if not _on_disk(self.path):
-            self._announce(name)
+            self._announce(what)
         start = time.perf_counter()
-        if name in _RUN:  # all of them at once: readiness (auto) asks for every one
+        if name in _RUN:
             _compile_runs(self.module(), self.tables.n_states, len(self.columns),
                           len(self.tables.final))
         out = fn(*args)
-        logger.info("codegen %s: %s ready in %.3f s", self.digest[:12], name,
+        logger.info("codegen %s: %s ready in %.3f s", self.digest[:12], what,
                     time.perf_counter() - start)
         return out
 

@@ -22,7 +22,8 @@ How it runs (``method``). ``"sorted"``, the default: repartition by key,
 sort each partition by (key, time, ties, tag, values), and ``mapInArrow``
 over the Arrow batches, carrying a key's configuration (a
 :class:`qre.runtime.monitor.Session`) from one batch to the next; tag codes are
-computed once per batch. ``"grouped"``: ``groupBy(key).applyInArrow``, one
+computed once per batch, and the batch's keys run in one
+:meth:`~qre.Monitor.run_keys` call (one kernel call, not one per key). ``"grouped"``: ``groupBy(key).applyInArrow``, one
 Arrow table per key, sorted, then run as a sorted partition holding one key.
 Measured side by side (``benchmarks/spark_frame.py``, RESULTS.md: 10M events,
 100k keys, ``avg_last(5, cur)``, local[*] on 2 cores): sorted 632,000 rows/s,
@@ -46,7 +47,7 @@ rebuilds the Monitor once per DT and reuses it (``spark.python.worker.reuse``),
 so the kernels compile or load from their caches once per worker process.
 
 Cost: one shuffle by key and a sort within partitions, then O(DT size) per
-event in the kernel plus a small fixed cost per key and per Arrow batch.
+event in the kernel plus a small fixed cost per Arrow batch.
 """
 
 from __future__ import annotations
@@ -161,34 +162,65 @@ def _run_partition(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[
         if events[plan.time].isna().any():
             row = int(np.flatnonzero(events[plan.time].isna().to_numpy())[0])
             raise null_time_error("monitor_frame", plan, uniques[ids[row]])
-        bounds = np.flatnonzero(np.diff(ids)) + 1
-        starts, ends = np.r_[0, bounds], np.r_[bounds, len(events)]
-        status = np.empty((len(events), len(plan.outputs)), dtype=np.int8)
-        value = np.empty((len(events), len(plan.outputs)), dtype=np.float64)
         tags = events[plan.tag].to_numpy(dtype=object)
-        # Tag codes once per batch (the monitor's fast path); a key with an unknown tag
-        # gets its strings instead, so that the monitor skips or names it.
+        # Tag codes once per batch (the monitor's fast path); with an unknown tag the
+        # strings go to the monitor instead, so that it skips or names them.
         codes = tag_codes(tags, m.alphabet, skip_unknown=True)
-        data = event_data(events, plan)
-        for g, (lo, hi) in enumerate(zip(starts, ends, strict=True)):
-            key = uniques[ids[lo]]
-            if carried is not None and g == 0 and same_key(carried[0], key):
-                session = carried[1]
-            else:
-                session = m.session(engine=engine)
-            rows = slice(lo, hi)
-            known = int(codes[rows].min(initial=0)) >= 0
-            try:
-                out = session.feed(codes[rows] if known else tags[rows], take_rows(data, rows),
-                                   unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
-            except ValueError as e:
-                raise ValueError(f"monitor_frame, key {key!r} (events in time order): {e}") \
-                    from None
-            status[rows] = out.status.reshape(hi - lo, -1)
-            value[rows] = out.value.reshape(hi - lo, -1)
-            carried = (key, session)
+        known = int(codes.min(initial=0)) >= 0
+        if not known and plan.unknown_tags == "error":
+            _name_unknown_tag(m, engine, tags, ids, uniques, carried)
+        status, value, carried = _run_batch(m, engine, plan, ids, uniques,
+                                            codes if known else tags, event_data(events, plan),
+                                            carried)
         columns = [batch.column(c).cast(pa.string()) if c == plan.tag else batch.column(c)
                    for c in plan.shown]
         for j in range(status.shape[1]):
             columns += [pa.array(status[:, j]), pa.array(value[:, j])]
         yield pa.RecordBatch.from_arrays(columns, schema=arrow_schema)
+
+
+def _run_batch(m: Monitor, engine: str, plan: Plan, ids: np.ndarray, uniques: np.ndarray,
+               tags: np.ndarray, data: Any, carried: tuple[Any, Any] | None
+               ) -> tuple[np.ndarray, np.ndarray, tuple[Any, Any]]:
+    """One sorted batch (each key's rows contiguous): the first key continues the carried
+    session if it is the same key; the others run from the initial configuration in one
+    ``run_keys`` call (all keys in one kernel call, not one call per key); the last key's
+    configuration is carried on (its rows fed again to a session: one call)."""
+    n = len(ids)
+    bounds = np.flatnonzero(np.diff(ids)) + 1
+    first_end = int(bounds[0]) if len(bounds) else n
+    last_start = int(bounds[-1]) if len(bounds) else 0
+    status = np.empty((n, len(plan.outputs)), dtype=np.int8)  # Spark's tinyint
+    value = np.empty((n, len(plan.outputs)), dtype=np.float64)
+    start = 0
+    if carried is not None and same_key(carried[0], uniques[ids[0]]):
+        out = carried[1].feed(tags[:first_end], take_rows(data, slice(0, first_end)),
+                              unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
+        status[:first_end] = out.status.reshape(first_end, -1)
+        value[:first_end] = out.value.reshape(first_end, -1)
+        start = first_end
+    if start < n:
+        rest = slice(start, n)
+        out = m.run_keys(ids[rest], tags[rest], take_rows(data, rest), engine=engine,
+                         unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
+        status[rest] = out.status.reshape(n - start, -1)
+        value[rest] = out.value.reshape(n - start, -1)
+    session = carried[1] if start == n else m.session(engine=engine)
+    if start < n:  # the last key (not the continued one): its configuration, carried on
+        session.feed(tags[last_start:], take_rows(data, slice(last_start, n)),
+                     unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
+    return status, value, (uniques[ids[-1]], session)
+
+
+def _name_unknown_tag(m: Monitor, engine: str, tags: np.ndarray, ids: np.ndarray,
+                      uniques: np.ndarray, carried: tuple[Any, Any] | None) -> None:
+    """Raise the monitor's error for the first unknown tag, naming its key."""
+    codes = tag_codes(tags, m.alphabet, skip_unknown=True)
+    row = int(np.flatnonzero(codes < 0)[0])
+    key = uniques[ids[row]]
+    rows = np.flatnonzero(ids == ids[row])
+    try:
+        m.session(engine=engine).feed(tags[rows])  # raises, naming the tag and its position
+    except ValueError as e:
+        raise ValueError(f"monitor_frame, key {key!r} (events in time order): {e}") from None
+    raise AssertionError("an unknown tag was fed without an error")  # pragma: no cover

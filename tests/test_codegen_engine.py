@@ -232,6 +232,23 @@ def test_small_dts_run_keyed_rows_in_input_order(monkeypatch):
         assert set(calls) == {runner}
 
 
+def test_tags_with_the_same_step_share_one_branch():
+    """Tags a and c step alike (the query only tells b apart): one branch for both, the
+    outputs still the reference evaluator's on every prefix."""
+    from qre import qre
+
+    m = qre("alphabet a, b, c; fill_with(split(any_word(), atom(b, cur), snd), const(0))")
+    engine = CodegenEngine(m.dt)
+    assert "if (code == 0) | (code == 2):  # tags 'a', 'c'" in engine.source
+    assert "elif code == 1:  # tag 'b'" in engine.source
+    rng = np.random.default_rng(3)
+    tags = list(rng.choice(["a", "b", "c"], 60))
+    values = list(rng.choice([-1.5, 0.0, 2.0, 4.0], 60))
+    want = m.run(tags, values, engine="reference")
+    got = m.run(tags, values, engine="codegen")
+    assert_same_arrays((got.status, got.value), (want.status, want.value))
+
+
 def test_advance_keys_many_keys_in_parallel_threads():
     """Enough rows for the thread pool: thousands of skewed keys, both code shapes."""
     dt = DT(("a", "b"), ("q", "r"), ("q",), ("q", "r"),

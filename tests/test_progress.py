@@ -27,10 +27,10 @@ def test_verbose_run_says_each_stage_and_the_compile(tmp_path, capsys, monkeypat
     err = capsys.readouterr().err
     for line in ("qre.runtime.progress: read 3 rows in", "qre.runtime.progress: run 3 rows in",
                  "(engine codegen)", "qre.api: compiling a query of",
-                 "codegen.generated: codegen", "compiling run_chunk with Numba"):
+                 "codegen.generated: codegen", "compiling the run functions with Numba"):
         assert line in err, line
     # The announcement comes before the compile's result.
-    assert err.index("compiling run_chunk") < err.index("run_chunk ready in")
+    assert err.index("compiling the run functions") < err.index("the run functions ready in")
     assert logging.getLogger("qre").level == logging.NOTSET  # -v is undone afterwards
     assert main(["run", "alphabet a; sum(cur)", "--input", _events(tmp_path), "--value",
                  "v"]) == 0
