@@ -50,9 +50,9 @@ Generated functions (module globals ``N_STATES``, ``N_TAGS``, ``N_OUT``):
 * ``init(x_s, x_v, status, value)`` — Δ_i(x) with x over I (in ``dt.initial``
   order) written into the configuration arrays;
 * ``segment(codes, data, rows, i0, i1, status, value, out_s, out_v)`` — the
-  events ``rows[i0:i1]`` (code -1: skipped, the configuration stays and the
-  output row repeats), configuration updated in place, the output vector
-  after each event at its row of ``out``;
+  events ``rows[i0:i1]``, or events i0..i1-1 themselves if ``rows`` is empty (code
+  -1: skipped, the configuration stays and the output row repeats), configuration
+  updated in place, the output vector after each event at its row of ``out``;
 * ``run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v,
   fin_s, fin_v)`` — the keyed streams g0..g1-1 (key g's rows
   ``order[offsets[g]:offsets[g+1]]``), each from status0/value0, final
@@ -501,8 +501,9 @@ class _Emitter:
             fn.add(1, 'defined), loaded before the event and stored after; outputs at the '
                       'rows."""')
         else:
-            fn.add(1, '"""Events rows[i0:i1] (code -1 skips one); configuration in place, '
-                      'outputs at the rows."""')
+            fn.add(1, '"""Events rows[i0:i1] (i0..i1-1 if rows is empty; code -1 skips one); '
+                      'configuration')
+            fn.add(1, 'in place, outputs at the rows."""')
         if self.registers and not by_row:
             fn.add(1, "# The configuration in locals; a value is exactly NaN unless defined.")
             for q in range(t.n_states):
@@ -521,7 +522,8 @@ class _Emitter:
                 fn.add(2, f"s{q} = _get2(status, g, {q})  # {self.states[q]}")
                 fn.add(2, f"v{q} = _get2(value, g, {q})")
         else:
-            fn.add(2, "row = rows[i]")
+            # No rows: the events in order (one stream reads no index array).
+            fn.add(2, "row = _get(rows, i) if rows.shape[0] else i")
         fn.add(2, "code = codes[row]")
         for j, group in enumerate(self.tag_groups()):
             k = group[0]

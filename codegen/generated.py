@@ -90,22 +90,9 @@ _ROW_TABLE = 4
 row (beyond, e.g. a key per row, the table would outweigh the data it saves a sort of)."""
 
 
-_ROWS_CACHED = 1 << 24
-"""Up to this many rows, the identity row order of a single stream is kept between calls."""
-_ROWS = np.arange(0, dtype=np.int64)
-
-
-def _identity_rows(n: int) -> np.ndarray:
-    """``0..n-1`` as int64: a single stream is the one key of ``run_chunk``. Kept between
-    calls (a fresh 8-byte-per-event array measured about 2 ns/event, as much as the whole
-    step of a running sum); kernels only read it."""
-    global _ROWS
-    if n > _ROWS_CACHED:
-        return np.arange(n, dtype=np.int64)
-    with _LOCK:
-        if len(_ROWS) < n:
-            _ROWS = np.arange(min(_ROWS_CACHED, max(n, 2 * len(_ROWS))), dtype=np.int64)
-        return _ROWS[:n]
+_NO_ROWS = np.zeros(0, dtype=np.int64)
+"""The rows of a single stream: none, i.e. the events in order (``segment`` reads no index
+array then: an identity array of 8 bytes per event measured a fifth of a running sum)."""
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -253,7 +240,7 @@ class CodegenEngine(ArrayEngine):
                  value: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         n = codes.shape[0]
         fin_s, fin_v, out_s, out_v = self._advance_keys(
-            _identity_rows(n), np.array([0, n], dtype=np.int64), codes, data, status, value,
+            _NO_ROWS, np.array([0, n], dtype=np.int64), codes, data, status, value,
             gather=False)
         return fin_s[0], fin_v[0], out_s, out_v
 

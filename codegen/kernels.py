@@ -21,6 +21,7 @@ Public API:
   ``"codegen"`` engine (:class:`codegen.generated.CodegenEngine`);
   :class:`TableEngine` — that API over this kernel;
 * :func:`chunk_bounds` / :func:`default_chunks` — the parallel split of keys (both engines);
+  :func:`in_range` — the one-pass check of tag codes;
   helpers of the generated kernels: ``_b``, ``_mod``, ``_fmin``, ``_fmax``, ``_pow`` (terms,
   shared with this kernel) and the intrinsics ``_pick``, ``_lift``, ``_join`` and the element access
   ``_get``/``_put``/``_get2``/``_put2``;
@@ -50,7 +51,8 @@ from .numba_cache import guard_namespace
 from .tables import OPCODES, Tables, flatten
 
 __all__ = ["ArrayEngine", "TableEngine", "chunk_bounds", "default_chunks", "engine_evaluate",
-           "initial", "run_table", "run_table_keys", "table_evaluate", "table_initial"]
+           "in_range", "initial", "run_table", "run_table_keys", "table_evaluate",
+           "table_initial"]
 
 _JIT = {"nopython": True, "cache": True, "error_model": "numpy"}
 
@@ -485,6 +487,17 @@ def _run(src_start, src_state, src_primed, code_start, code_op, code_arg, consts
 
 
 @numba.jit(**_JIT)
+def in_range(codes, lo, hi):
+    """Whether every code is in lo..hi: one pass (numpy's min and max take two), without
+    branches in the loop so that LLVM vectorises it."""
+    low, high = lo, hi
+    for i in range(codes.shape[0]):
+        low = min(low, codes[i])
+        high = max(high, codes[i])
+    return low >= lo and high <= hi
+
+
+@numba.jit(**_JIT)
 def chunk_bounds(offsets, n, n_chunks):
     """Split keys into at most ``n_chunks`` runs of consecutive keys with about equal rows.
 
@@ -777,8 +790,7 @@ class ArrayEngine:
         codes = np.ascontiguousarray(codes, dtype=np.int64)
         if codes.ndim != 1:
             raise ValueError(f"tag codes must be one-dimensional; got shape {codes.shape}")
-        n = codes.shape[0]
-        if n and (int(codes.max()) >= len(self.dt.alphabet) or int(codes.min()) < -1):
+        if not in_range(codes, -1, len(self.dt.alphabet) - 1):
             raise ValueError(f"tag codes must be in -1..{len(self.dt.alphabet) - 1}")
         return codes
 

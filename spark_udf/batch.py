@@ -23,8 +23,9 @@ sort each partition by (key, time, ties, tag, values), and ``mapInArrow``
 over the Arrow batches, carrying a key's configuration (a
 :class:`qre.runtime.monitor.Session`) from one batch to the next; tag codes are
 computed once per batch, and the batch's keys run in one
-:meth:`~qre.Monitor.run_keys` call (one kernel call, not one per key). ``"grouped"``: ``groupBy(key).applyInArrow``, one
-Arrow table per key, sorted, then run as a sorted partition holding one key.
+:meth:`~qre.Monitor.run_keys` call (one kernel call, not one per key).
+``"grouped"``: ``groupBy(key).applyInArrow``, one Arrow table per key, sorted,
+then run as a sorted partition holding one key.
 Measured side by side (``benchmarks/spark_frame.py``, RESULTS.md: 10M events,
 100k keys, ``avg_last(5, cur)``, local[*] on 2 cores): sorted 632,000 rows/s,
 grouped 73,000 rows/s when it was an ``applyInPandas`` (a grouped UDF pays

@@ -95,5 +95,5 @@ def test_long_tag_columns_give_the_codes_and_errors_of_short_ones(tags, skip):
             return str(e)
 
     short = codes()
-    with patch.object(keys_module, "_IDENTITY_ROWS", 0):
+    with patch.object(keys_module, "NUMBA_ROWS", 0):
         assert codes() == short

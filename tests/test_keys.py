@@ -24,10 +24,10 @@ from qre.runtime.keys import same_key, stream_ids
 
 
 def both_paths():  # type: ignore[no-untyped-def]
-    """Short columns take pandas' and numpy's paths, long ones (≥ _IDENTITY_ROWS) number
+    """Short columns take pandas' and numpy's paths, long ones (≥ NUMBA_ROWS) number
     objects by identity and group rows in Numba: run each check on both."""
     yield "short"
-    with patch.object(keys_module, "_IDENTITY_ROWS", 0):
+    with patch.object(keys_module, "NUMBA_ROWS", 0):
         yield "long"
 
 

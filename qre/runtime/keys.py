@@ -44,13 +44,15 @@ import pandas as pd
 
 from . import columns
 
-__all__ = ["distinct_objects", "group_by_key", "is_missing", "same_key", "stream_ids"]
+__all__ = ["NUMBA_ROWS", "distinct_objects", "group_by_key", "is_missing", "same_key",
+           "stream_ids"]
 
-_IDENTITY_ROWS = 100_000
+NUMBA_ROWS = 100_000
 """From this many rows, object columns are numbered by identity first
-(:func:`distinct_objects`) and rows are grouped by a Numba counting sort
-(:func:`group_by_key`); shorter columns take pandas' and numpy's paths, without
-importing Numba (milliseconds either way)."""
+(:func:`distinct_objects`), rows are grouped by a Numba counting sort
+(:func:`group_by_key`) and tag codes checked in one Numba pass
+(:func:`qre.runtime.monitor.tag_codes`); shorter columns take pandas' and numpy's
+paths, without importing Numba (milliseconds either way)."""
 
 
 def stream_ids(keys: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -96,7 +98,7 @@ def group_by_key(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """
     ids = np.asarray(ids, dtype=np.int64)
     n_keys = int(ids.max(initial=-1)) + 1
-    if len(ids) >= _IDENTITY_ROWS:
+    if len(ids) >= NUMBA_ROWS:
         from codegen.grouping import group_rows  # here: see distinct_objects
 
         return group_rows(ids, n_keys)
@@ -146,7 +148,7 @@ def distinct_objects(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None
     every row by value (``pd.factorize``, 0.5 s). Exact: one object is one value, and
     equal values in different objects are merged by the caller's pass by value.
     """
-    if len(values) < _IDENTITY_ROWS:
+    if len(values) < NUMBA_ROWS:
         return None
     # Imported here: Numba is not needed for short columns (``import qre`` stays light).
     from codegen.grouping import identity_ids

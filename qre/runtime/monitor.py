@@ -83,6 +83,7 @@ from dt.values import XValue, decode, encode
 from ..language.clock import Clock
 from ..language.derive import Derivation
 from . import columns
+from . import keys as key_rules
 from .keys import distinct_objects, group_by_key, stream_ids
 from .order import processing_order, sortable_times
 from .output import Output, check_output_names
@@ -410,6 +411,10 @@ class Monitor:
         chosen = self.resolve_engine(engine)
         codes, events = self._events(tags, values, unknown_tags)
         n = len(codes)
+        if keys is None and times is None:  # one stream in input order: no grouping to do
+            if tiebreak is not None:
+                raise ValueError("tiebreak orders events with equal times: pass times too")
+            return self._advance(chosen, self._initial_config, codes, events)[1]
         if keys is None:
             key_ids = np.zeros(n, dtype=np.int64)
         else:  # one stream per key, by qre.runtime.keys' rule
@@ -419,8 +424,6 @@ class Monitor:
         if times is None:
             if tiebreak is not None:
                 raise ValueError("tiebreak orders events with equal times: pass times too")
-            if keys is None:  # one stream in input order: no grouping to do
-                return self._advance(chosen, self._initial_config, codes, events)[1]
             engine_obj = self._engine(chosen)
             if hasattr(engine_obj, "advance_ids"):  # the compiled engines group the rows
                 status, value = engine_obj.advance_ids(key_ids, codes, events.data(),
@@ -653,8 +656,15 @@ def _hashable(items: list[Any]) -> bool:
 def _checked_codes(codes: np.ndarray, n_tags: int) -> np.ndarray:
     if codes.ndim != 1:
         raise ValueError(f"tag codes must be one-dimensional, got shape {codes.shape}")
-    # Two reductions on the fast path; the offending position only on failure.
-    if len(codes) and not (int(codes.min()) >= 0 and int(codes.max()) < n_tags):
+    # One pass on the fast path (Numba's for a long column, numpy's min and max for a
+    # short one: no Numba import); the offending position only on failure.
+    if len(codes) >= key_rules.NUMBA_ROWS:
+        from codegen.kernels import in_range
+
+        valid = in_range(codes.astype(np.int64, copy=False), 0, n_tags - 1)
+    else:
+        valid = not len(codes) or (int(codes.min()) >= 0 and int(codes.max()) < n_tags)
+    if not valid:
         k = int(np.flatnonzero((codes < 0) | (codes >= n_tags))[0])
         raise ValueError(f"tag code {int(codes[k])} at position {k} is out of range: codes "
                          f"index the alphabet, 0..{n_tags - 1}")
