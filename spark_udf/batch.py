@@ -18,24 +18,26 @@ columns are interchangeable to the query: they get their outputs in some
 order (visible only through other kept columns: give a tiebreak column when
 that matters). A null time is an error.
 
-How it runs (``method``). ``"sorted"``, the default: repartition by key,
-sort each partition by (key, time, ties, tag, values), and ``mapInArrow``
-over the Arrow batches, carrying a key's configuration (a
-:class:`qre.runtime.monitor.Session`) from one batch to the next; tag codes are
-computed once per batch, and the batch's keys run in one
-:meth:`~qre.Monitor.run_keys` call (one kernel call, not one per key).
+How it runs (``method``). ``"local"``, the default: repartition by key and
+``mapInArrow`` over each whole partition: the worker reads the partition into
+one Arrow table, puts it in processing order itself (numbering keys, one sort of
+key and time, ties only where times tie: :func:`qre.runtime.order.processing_order`)
+and runs all its keys in one :meth:`~qre.Monitor.run_keys` call. No Spark sort,
+but the worker holds the partition in memory (its columns and the outputs: about
+40 bytes per row for a key, a time, a tag and a value): for partitions larger than
+a worker can hold, raise ``spark.sql.shuffle.partitions`` or take ``"sorted"``,
+whose sort Spark spills to disk. ``"sorted"``: repartition by key, Spark sorts each
+partition by (key, time, ties, tag, values), and ``mapInArrow`` streams the Arrow
+batches, carrying a key's configuration (a :class:`qre.runtime.monitor.Session`)
+from one batch to the next; each batch's keys run in one ``run_keys`` call.
 ``"grouped"``: ``groupBy(key).applyInArrow``, one Arrow table per key, sorted,
 then run as a sorted partition holding one key.
 Measured side by side (``benchmarks/spark_frame.py``, RESULTS.md: 10M events,
-100k keys, ``avg_last(5, cur)``, local[*] on 2 cores): sorted 632,000 rows/s,
-grouped 73,000 rows/s when it was an ``applyInPandas`` (a grouped UDF pays
-Spark's overhead once per key); an ``applyInArrow`` per key that only sorts
-the key's events takes as long as the whole sorted method (621,000 rows/s), so
-sorted stays the default. (``applyInArrow`` replaced ``applyInPandas`` for
-exactness, issue 19; at 1M events and 10k keys, side by side on the shared 2
-cores, it ran at 70,000 rows/s where ``applyInPandas`` ran at 25,000.) The
-equivalent native Spark SQL window runs at 1,046,000 rows/s, a plain-Python
-``applyInPandas`` loop at 119,000.
+100k keys, ``avg_last(5, cur)``, local[*] on 2 cores; issue 20): local 1.10x the
+equivalent native Spark SQL window, sorted 0.69x (0.60x when it fed a session per
+key), grouped 0.07x (a grouped UDF pays Spark's overhead once per key; an
+``applyInArrow`` per key that only sorts takes as long as sorted did).
+(``applyInArrow`` replaced ``applyInPandas`` for exactness, issue 19.)
 
 Keys and columns stay exact (issue 19): keys are told apart on the Arrow
 columns by :mod:`qre.runtime.keys`' rule, Spark's own (a pandas view would make
@@ -47,19 +49,23 @@ JSON (exact: terms print and parse back unchanged); each Python worker
 rebuilds the Monitor once per DT and reuses it (``spark.python.worker.reuse``),
 so the kernels compile or load from their caches once per worker process.
 
-Cost: one shuffle by key and a sort within partitions, then O(DT size) per
-event in the kernel plus a small fixed cost per Arrow batch.
+Cost: one shuffle by key, then (``"local"``) numbering the keys and one sort of key
+and time in the worker, or (``"sorted"``) Spark's sort within partitions, then
+O(DT size) per event in the kernel plus a small fixed cost per Arrow batch.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from qre.runtime.keys import same_key, stream_ids
 from qre.runtime.monitor import Monitor, tag_codes
+from qre.runtime.order import processing_order, sortable_times
 
 from .plan import (
     Plan,
@@ -76,18 +82,19 @@ from .plan import (
 
 __all__ = ["monitor_frame"]
 
-METHODS = ("sorted", "grouped")
-"""How :func:`monitor_frame` runs: ``"sorted"`` (repartition by key, sort
-within partitions, ``mapInArrow`` over Arrow batches carrying each key's
-configuration across batches) or ``"grouped"`` (``groupBy(key).applyInArrow``,
-one Arrow table per key)."""
+METHODS = ("local", "sorted", "grouped")
+"""How :func:`monitor_frame` runs: ``"local"`` (repartition by key, ``mapInArrow``
+reading a whole partition and ordering it in the worker: no Spark sort),
+``"sorted"`` (repartition by key, sort within partitions, ``mapInArrow`` over
+Arrow batches carrying each key's configuration across batches) or ``"grouped"``
+(``groupBy(key).applyInArrow``, one Arrow table per key)."""
 
 
 def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
                   value: str | Sequence[str] | None = None, *,
                   tiebreak: str | Sequence[str] = (), keep: str | Sequence[str] | None = None,
                   prefix: str = "", engine: str = "auto", unknown_tags: str = "error",
-                  method: str = "sorted") -> Any:
+                  method: str = "local") -> Any:
     """Run ``monitor`` over the events of ``df``, one independent stream per key.
 
     ``value`` names the column read as ``cur``, or (a list) the columns read
@@ -119,6 +126,11 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
             return _run_group(table, plan, schema)
 
         return events.groupBy(key).applyInArrow(run_group, schema)
+    if method == "local":
+        def run_local(batches: Iterator[Any]) -> Iterator[Any]:
+            return _run_local(batches, plan, schema)
+
+        return events.repartition(key).mapInArrow(run_local, schema)
     ordered = events.repartition(key).sortWithinPartitions(
         *spark_sort_columns(plan, events.schema))
 
@@ -158,26 +170,96 @@ def _run_partition(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[
     for batch in batches:
         if batch.num_rows == 0:
             continue
-        ids, uniques = stream_ids(batch.column(plan.key))
-        events = batch.select(plan.order).to_pandas()
-        if events[plan.time].isna().any():
-            row = int(np.flatnonzero(events[plan.time].isna().to_numpy())[0])
-            raise null_time_error("monitor_frame", plan, uniques[ids[row]])
-        tags = events[plan.tag].to_numpy(dtype=object)
-        # Tag codes once per batch (the monitor's fast path); with an unknown tag the
-        # strings go to the monitor instead, so that it skips or names them.
-        codes = tag_codes(tags, m.alphabet, skip_unknown=True)
-        known = int(codes.min(initial=0)) >= 0
-        if not known and plan.unknown_tags == "error":
-            _name_unknown_tag(m, engine, tags, ids, uniques, carried)
-        status, value, carried = _run_batch(m, engine, plan, ids, uniques,
-                                            codes if known else tags, event_data(events, plan),
-                                            carried)
-        columns = [batch.column(c).cast(pa.string()) if c == plan.tag else batch.column(c)
-                   for c in plan.shown]
-        for j in range(status.shape[1]):
-            columns += [pa.array(status[:, j]), pa.array(value[:, j])]
-        yield pa.RecordBatch.from_arrays(columns, schema=arrow_schema)
+        ev = _read_events(batch, m, engine, plan, time_ordered=True)
+        status, value, carried = _run_batch(m, engine, plan, ev.ids, ev.uniques, ev.tags,
+                                            ev.data, carried)
+        yield pa.RecordBatch.from_arrays(_output_columns(batch, plan, status, value),
+                                         schema=arrow_schema)
+
+
+@dataclass(frozen=True)
+class _BatchEvents:
+    """The events of an Arrow batch or table as the monitor reads them."""
+
+    ids: np.ndarray  # stream ids (qre.runtime.keys' rule) and each id's key
+    uniques: np.ndarray
+    events: pd.DataFrame  # the order columns (time, ties, tag, values)
+    codes: np.ndarray  # tag codes, −1 for a tag outside the alphabet
+    tags: np.ndarray  # what the monitor is fed: the codes, or the strings if one is unknown
+    data: Any  # event_data: cur, or the cur.F columns
+
+
+def _read_events(rows: Any, m: Monitor, engine: str, plan: Plan, *,
+                 time_ordered: bool) -> _BatchEvents:
+    """Key ids, the order columns, tag codes once per batch (the monitor's fast path; with
+    an unknown tag the strings go to the monitor instead, so that it skips them) and the
+    event data; a null time, or an unknown tag under ``unknown_tags="error"``, is an error
+    naming its key (the tag's position among its key's events in time order: the rows'
+    order if ``time_ordered``)."""
+    ids, uniques = stream_ids(rows.column(plan.key))
+    events = rows.select(plan.order).to_pandas()
+    if events[plan.time].isna().any():
+        row = int(np.flatnonzero(events[plan.time].isna().to_numpy())[0])
+        raise null_time_error("monitor_frame", plan, uniques[ids[row]])
+    tags = events[plan.tag].to_numpy(dtype=object)
+    codes = tag_codes(tags, m.alphabet, skip_unknown=True)
+    known = int(codes.min(initial=0)) >= 0
+    if not known and plan.unknown_tags == "error":
+        _name_unknown_tag(m, engine, tags, ids, uniques, None if time_ordered else
+                          lambda rows: rows[order_of(events.iloc[rows], plan)])
+    return _BatchEvents(ids, uniques, events, codes, codes if known else tags,
+                        event_data(events, plan))
+
+
+def _output_columns(rows: Any, plan: Plan, status: np.ndarray, value: np.ndarray
+                    ) -> list[Any]:
+    """The shown input columns of an Arrow batch or table (the tag as text), then each
+    output's status and value."""
+    import pyarrow as pa
+
+    columns = [rows.column(c).cast(pa.string()) if c == plan.tag else rows.column(c)
+               for c in plan.shown]
+    for j in range(status.shape[1]):
+        columns += [pa.array(status[:, j]), pa.array(value[:, j])]
+    return columns
+
+
+def _run_local(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[Any]:
+    """A whole partition (every key's rows, in any order), read into one table and put in
+    processing order here (:func:`qre.runtime.order.processing_order`: by key, time and
+    ties, the rule Spark's sort follows for ``"sorted"``), then run as one sorted batch:
+    one :meth:`~qre.Monitor.run_keys` call. Holds the partition in the worker's memory."""
+    import pyarrow as pa
+    from pyspark.sql.pandas.types import to_arrow_schema
+
+    table = pa.Table.from_batches(list(batches))
+    if table.num_rows == 0:
+        return
+    m = worker_monitor(plan)
+    engine = m.resolve_engine(plan.engine)
+    ev = _read_events(table, m, engine, plan, time_ordered=False)
+    events = ev.events
+    order = processing_order(ev.ids, _time_order(events[plan.time]),
+                             events[plan.tag].to_numpy(dtype=object), ev.codes, m.alphabet,
+                             ev.data, {c: events[c].to_numpy() for c in plan.tiebreak} or None)
+    status, value, _ = _run_batch(m, engine, plan, ev.ids[order], ev.uniques, ev.tags[order],
+                                  take_rows(ev.data, order), None)
+    result = pa.Table.from_arrays(_output_columns(table.take(order), plan, status, value),
+                                  schema=to_arrow_schema(schema, timezone=plan.timezone))
+    yield from result.to_batches(max_chunksize=_LOCAL_BATCH_ROWS)
+
+
+def _time_order(times: Any) -> np.ndarray:
+    """Times as sortable int64 or float64: numbers and timestamps as they are
+    (:func:`~qre.runtime.order.sortable_times`); dates and decimals, which Spark sorts
+    exactly and a float would not hold, as their ranks."""
+    if times.dtype.kind in "iufM" or isinstance(times.dtype, pd.DatetimeTZDtype):
+        return sortable_times(times)
+    return pd.factorize(times, sort=True)[0].astype(np.int64)
+
+
+_LOCAL_BATCH_ROWS = 65_536
+"""Rows per Arrow batch that ``"local"`` hands back to Spark."""
 
 
 def _run_batch(m: Monitor, engine: str, plan: Plan, ids: np.ndarray, uniques: np.ndarray,
@@ -214,12 +296,16 @@ def _run_batch(m: Monitor, engine: str, plan: Plan, ids: np.ndarray, uniques: np
 
 
 def _name_unknown_tag(m: Monitor, engine: str, tags: np.ndarray, ids: np.ndarray,
-                      uniques: np.ndarray, carried: tuple[Any, Any] | None) -> None:
-    """Raise the monitor's error for the first unknown tag, naming its key."""
+                      uniques: np.ndarray, in_time_order: Any = None) -> None:
+    """Raise the monitor's error for the first unknown tag, naming its key; its position is
+    among the key's events here in time order (``in_time_order(rows)``: those rows so
+    ordered, if they are not already)."""
     codes = tag_codes(tags, m.alphabet, skip_unknown=True)
     row = int(np.flatnonzero(codes < 0)[0])
     key = uniques[ids[row]]
     rows = np.flatnonzero(ids == ids[row])
+    if in_time_order is not None:
+        rows = in_time_order(rows)
     try:
         m.session(engine=engine).feed(tags[rows])  # raises, naming the tag and its position
     except ValueError as e:

@@ -463,7 +463,7 @@ def event_data(events: pd.DataFrame, plan: Plan) -> Any:
     return {name: column(name) for name in plan.values}
 
 
-def take_rows(data: Any, rows: slice) -> Any:
+def take_rows(data: Any, rows: slice | np.ndarray) -> Any:
     """Rows of what :func:`event_data` returned."""
     if data is None:
         return None

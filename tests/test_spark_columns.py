@@ -62,6 +62,18 @@ def test_times_that_cannot_hold_stamps_are_refused_where_stamps_are_written(spar
                                                "v").collect()] == [1.0]
 
 
+def test_local_method_orders_dates_and_decimals_as_spark_sorts_them(spark) -> None:  # type: ignore[no-untyped-def]
+    """"local" ranks a date or decimal time itself (no float cast): the rows of Spark's sort."""
+    # Key 1's times 10**17 + 1, 10**17, 1: a float would tie the first two (then v decides).
+    rows = [(k % 2, t, "a", float(k)) for k, t in enumerate([3, 10**17 + 1, 2, 10**17, 5, 1])]
+    df = spark.createDataFrame(rows, "k long, t long, tag string, v double")
+    for typed in (df.withColumn("t", (df["t"] % 1000 * 86400).cast("timestamp").cast("date")),
+                  df.withColumn("t", df["t"].cast("decimal(20,0)"))):
+        got = [monitor_frame(typed, DIGITS, "k", "t", "tag", "v", method=method)
+               .orderBy("k", "t").collect() for method in ("local", "sorted")]
+        assert got[0] == got[1]
+
+
 @pytest.mark.parametrize("schema, time", [("double", math.inf), ("double", 1e20),
                                           ("long", 2**63 - 1)])
 def test_monitor_timed_names_the_column_and_key_of_a_time_out_of_range(spark, schema,  # type: ignore[no-untyped-def]
