@@ -126,7 +126,7 @@ def _slot(address, shift):
     return ((address >> 4) * _MULTIPLIER) >> shift & ((1 << (64 - shift)) - 1)
 
 
-@numba.jit(**_JIT)
+@numba.jit(nopython=True, cache=True)  # with the GIL: no thread may free an object meanwhile
 def _identity_ids(addresses, max_distinct):
     """Open addressing with linear probing; the table keeps each slot's address and
     number, and grows fourfold when half full. Returns (ids, first rows, count), count
