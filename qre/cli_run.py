@@ -95,6 +95,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     tags = _tags(args, m, frame)
     with progress.stage("run") as stage:
         if is_timed(m):
+            if args.time is None:
+                raise UsageError("this query is timed (a window, a clock period or a "
+                                 "within): give the event times with --time COL")
             engine = m.resolve_engine(args.engine)  # its clock ticks are not counted yet
             result = _run_timed(args, m, frame, tags, engine)
         else:
@@ -183,9 +186,6 @@ def _run_timed(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame,
     """A timed query (a window, a clock period, a pattern's within): the emitted rows of
     ``Monitor.run_timed``, per key in event-time order, each with its event's input
     columns (empty for a clock tick's row)."""
-    if args.time is None:
-        raise UsageError("this query is timed (a window, a clock period or a within): give "
-                         "the event times with --time COL")
     emitted = [f"{args.prefix}{c}" for c in ("row", "start", "status", "value")]
     roles = {args.key or "key", args.time, args.tag or "tag"}
     _no_collision(emitted, [c for c in frame.columns if c not in roles])
