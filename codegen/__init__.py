@@ -42,7 +42,10 @@ behind one array interface (:class:`~codegen.kernels.ArrayEngine`:
   disk for the next process; :func:`~codegen.generated.is_ready` says whether
   running will compile, :meth:`~codegen.generated.CodegenEngine.compile`
   compiles eagerly. Keyed streams run in chunks of keys on parallel threads
-  (the kernel releases the GIL).
+  (the kernel releases the GIL);
+* :mod:`codegen.numba_cache` — Numba's disk cache made robust (a damaged file
+  is a miss) and quick to load (no compile-time setup), on the sealed files
+  of :mod:`codegen.cache_files`, which also holds the cache directory.
 
 Cost model: optimizing is linear in the DT's size per round (milliseconds for
 hundreds of states, under a second for 10k); the table engine is ready at once

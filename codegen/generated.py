@@ -42,7 +42,6 @@ import importlib.util
 import itertools
 import logging
 import os
-import secrets
 import subprocess
 import sys
 import tempfile
@@ -58,6 +57,7 @@ import numpy as np
 
 from dt.model import DT
 
+from .cache_files import cache_dir, new_temporary
 from .emit import emit
 from .kernels import ArrayEngine, chunk_bounds, default_chunks
 from .numba_cache import guard_namespace
@@ -103,12 +103,6 @@ def _pool() -> ThreadPoolExecutor:
             _POOL = ThreadPoolExecutor(max_workers=numba.get_num_threads(),
                                        thread_name_prefix="qre-codegen")
         return _POOL
-
-
-def cache_dir() -> Path:
-    """Where generated modules live: ``$QRE_CACHE_DIR`` if set, else ``~/.cache/qre/codegen``."""
-    env = os.environ.get("QRE_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "qre" / "codegen"
 
 
 def _fallback_dir() -> Path:
@@ -399,7 +393,7 @@ def _write_once(path: Path, source: str) -> None:
     except FileNotFoundError:
         replace = False
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = _new_temporary(path)
+    fd, tmp = new_temporary(path)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write(source)
@@ -419,19 +413,6 @@ def _write_once(path: Path, source: str) -> None:
     finally:
         if os.path.exists(tmp):
             os.unlink(tmp)
-
-
-def _new_temporary(path: Path) -> tuple[int, str]:
-    """A new file beside ``path``, open for writing, with the mode any new file of this
-    process gets (0666 less the umask), as Numba's own cache files have: a cache directory
-    shared by a group stays usable by all (``tempfile.mkstemp`` would make it 0600)."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-    while True:
-        tmp = str(path.parent / f".{path.stem}.{secrets.token_hex(8)}.tmp")
-        try:
-            return os.open(tmp, flags, 0o666), tmp
-        except FileExistsError:  # pragma: no cover - 64 random bits
-            continue
 
 
 def _import(path: Path, name: str) -> ModuleType:

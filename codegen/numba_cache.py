@@ -22,11 +22,15 @@ generated module once imported.
 Damage that still unpickles is caught too: a flipped bit in the object code
 would make LLVM abort the process (or, worse, run other machine code), and a
 flipped digit in the index could point a signature at another signature's
-file. So a guarded cache *seals* what it saves: each data file is a magic
-prefix, a BLAKE2b digest and the pickle, and the pickle holds the index key
-beside the data. Loading checks the digest before unpickling and the key after;
-a mismatch is damage (a warning, a compile). A file without the prefix (saved
-by an unguarded Numba, or by qre before sealing) is a quiet miss.
+file. So a guarded cache *seals* what it saves (:mod:`codegen.cache_files`): each
+data file is a magic prefix, a BLAKE2b digest and the pickle, and the pickle holds
+the index key beside the data. Loading checks the digest before unpickling and the
+key after; a mismatch is damage (a warning, a compile). A file without the prefix
+(saved by an unguarded Numba, or by qre before sealing) is a quiet miss.
+
+A guarded cache also loads faster: without the refresh of Numba's target context
+that ``Cache.load_overload`` starts with (every typing and lowering registry, 0.1 s in
+a fresh process, needed to compile, not to link machine code: :func:`_load_unrefreshed`).
 
 Cost: one ``try`` around each load and save, and one digest of the object code
 (hundreds of kB: under a millisecond), i.e. once per function and signature per
@@ -35,7 +39,7 @@ process; nothing per call.
 
 from __future__ import annotations
 
-import hashlib
+import functools
 import logging
 import pickle
 from collections.abc import Callable, Mapping
@@ -43,6 +47,9 @@ from typing import Any
 
 from numba.core.caching import Cache, IndexDataCacheFile
 from numba.core.dispatcher import Dispatcher
+from numba.core.runtime import rtsys
+
+from .cache_files import DamagedCacheError, ForeignFile, seal, unseal
 
 __all__ = ["guard", "guard_namespace"]
 
@@ -51,25 +58,14 @@ logger = logging.getLogger(__name__)
 _GUARDED = "_qre_guarded"
 """Marks a cache object already guarded (guarding twice would log twice)."""
 
-_MAGIC = b"qre-sealed-1\n"
-"""The first bytes of a sealed data file: then the digest, then the pickle."""
-
-_DIGEST = 32
-"""Bytes of the BLAKE2b digest of the pickle."""
-
+_LOAD_METHODS = ("_load_overload", "_guard_against_spurious_io_errors")
+"""The methods of Numba's ``Cache`` that loading without a refresh calls (private: checked,
+so that a Numba without them loads as it does itself)."""
 
 _SEALED_METHODS = ("save", "load", "_save_data", "_load_data", "_dump", "_open_for_write",
                    "_data_path")
 """The methods of Numba's ``IndexDataCacheFile`` that sealing uses or replaces (private:
 checked, so that a Numba without them runs unsealed rather than failing at import)."""
-
-
-class DamagedCacheError(Exception):
-    """A sealed data file whose digest or key does not match: damaged, not loaded."""
-
-
-class _ForeignFile(Exception):
-    """A data file that is not sealed (older or unguarded): a miss, not damage."""
 
 
 def guard(dispatcher: Dispatcher) -> None:
@@ -78,7 +74,13 @@ def guard(dispatcher: Dispatcher) -> None:
     if not isinstance(cache, Cache) or getattr(cache, _GUARDED, False):
         return
     name = getattr(dispatcher.py_func, "__qualname__", repr(dispatcher))
-    cache.load_overload = _loading(cache, name, cache.load_overload)
+    load = cache.load_overload
+    if all(hasattr(cache, method) for method in _LOAD_METHODS):
+        load = functools.partial(_load_unrefreshed, cache)
+    else:  # another Numba's cache (these are its internals): it loads as it does itself
+        logger.debug("Numba's cache has no %s: it refreshes the context to load",
+                     ", ".join(_LOAD_METHODS))
+    cache.load_overload = _loading(cache, name, load)
     cache.save_overload = _saving(cache, name, cache.save_overload)
     _seal(cache._cache_file)
     setattr(cache, _GUARDED, True)
@@ -91,11 +93,28 @@ def guard_namespace(namespace: Mapping[str, Any]) -> None:
             guard(value)
 
 
+def _load_unrefreshed(cache: Cache, sig: Any, target_context: Any) -> Any:
+    """Numba's ``Cache.load_overload`` without its ``target_context.refresh()``.
+
+    The refresh installs every typing and lowering registry of Numba — what a compile
+    needs — and costs about 0.1 s in a fresh process (measured: 0.10 s of the 0.11 s
+    that the first call of a cached function takes). Machine code from the cache needs
+    none of it: it is linked against Numba's C helpers (registered when the target
+    context is made), the threading layer (started by a parallel kernel's own reload
+    hook), the C library and :mod:`codegen.kernels`' ``pow``, and Numba's runtime (NRT),
+    initialized here as the refresh would. A compile still refreshes the context first
+    (Numba's ``compile_extra`` does).
+    """
+    rtsys.initialize(target_context)
+    with cache._guard_against_spurious_io_errors():
+        return cache._load_overload(sig, target_context)
+
+
 def _loading(cache: Cache, name: str, load: Callable[..., Any]) -> Callable[..., Any]:
     def load_overload(sig: Any, target_context: Any) -> Any:
         try:
             return load(sig, target_context)
-        except _ForeignFile:
+        except ForeignFile:
             logger.info("Numba's disk cache of %s in %s is not sealed; compiling it again",
                         name, cache.cache_path)
             _reset(cache, name)
@@ -156,21 +175,12 @@ def _seal(file: IndexDataCacheFile) -> None:
         return found[1]
 
     def save_data(name: str, data: Any) -> None:
-        payload = file._dump(data)
         with file._open_for_write(file._data_path(name)) as f:
-            f.write(_MAGIC + hashlib.blake2b(payload, digest_size=_DIGEST).digest() + payload)
+            f.write(seal(file._dump(data)))
 
     def load_data(name: str) -> Any:
         with open(file._data_path(name), "rb") as f:
-            raw = f.read()
-        if _MAGIC.startswith(raw[:len(_MAGIC)]) and len(raw) <= len(_MAGIC) + _DIGEST:
-            raise DamagedCacheError(f"{name} is cut short")  # empty, or within the seal
-        if not raw.startswith(_MAGIC):
-            raise _ForeignFile(name)
-        digest, payload = raw[len(_MAGIC):len(_MAGIC) + _DIGEST], raw[len(_MAGIC) + _DIGEST:]
-        if hashlib.blake2b(payload, digest_size=_DIGEST).digest() != digest:
-            raise DamagedCacheError(f"{name} does not match its digest")
-        return pickle.loads(payload)
+            return pickle.loads(unseal(f.read(), name))
 
     file.save, file.load = save_sealed, load_sealed  # type: ignore[method-assign]
     file._save_data, file._load_data = save_data, load_data  # type: ignore[method-assign]

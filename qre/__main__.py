@@ -1,7 +1,5 @@
 """``python -m qre``: the ``qre`` command line (:mod:`qre.cli`)."""
 
-import sys
+from .cli import console
 
-from .cli import main
-
-sys.exit(main())
+console()

@@ -436,7 +436,8 @@ def test_same_dt_same_module_no_recompile(cache_dir):
 
 def test_a_fresh_process_loads_from_disk(cache_dir):
     """A second process with the same DT loads Numba's cache: is_ready before any compile,
-    cache hits and no misses, the same outputs."""
+    cache hits and no misses, the same outputs. It loads without refreshing Numba's
+    target context (0.1 s: codegen.numba_cache), the table engine's parallel kernel too."""
     dt = DT(("a", "b"), ("q", "r"), ("q",), ("r",), (
         _tr("a", ["q"], "q", "q + cur"), _tr("b", ["q'"], "r", "q' % 3"),
         _tr("b", ["q"], "q", "q")))
@@ -446,18 +447,31 @@ def test_a_fresh_process_loads_from_disk(cache_dir):
     cur = [1.5, 0.0, -7.0, 0.0, 0.0, 0.0]
     _, _, out_s, out_v = engine.advance(*engine.initial_config([1.0]), np.array(codes),
                                         np.array(cur))
+    keys = (np.arange(6), np.array([0, 2, 6]))
+    table = TableEngine(dt)
+    table_v = table.advance_keys(*keys, np.array(codes), np.array(cur),
+                                 *table.initial_config([1.0]))[3]  # in Numba's cache now
     script = f"""
 import json, numpy as np
+from numba.core.base import BaseContext
 from dt.model import DT
 from codegen.generated import CodegenEngine, is_ready
+from codegen.kernels import TableEngine
+def refresh(self):
+    raise AssertionError("loading refreshed Numba's target context")
+BaseContext.refresh = refresh
 dt = DT.from_json({dt.to_json()!r})
 ready = is_ready(dt)
 e = CodegenEngine(dt)
 _, _, s, v = e.advance(*e.initial_config([1.0]), np.array({codes}), np.array({cur}))
 stats = {{f: getattr(e.module(), f).stats for f in ("init", "run_chunk")}}
+t = TableEngine(dt)
+tv = t.advance_keys(np.arange(6), np.array([0, 2, 6]), np.array({codes}), np.array({cur}),
+                    *t.initial_config([1.0]))[3]
 print(json.dumps({{"ready": ready, "path": str(e.path), "s": s.tolist(), "v": v.tolist(),
     "hits": sum(sum(st.cache_hits.values()) for st in stats.values()),
-    "misses": sum(sum(st.cache_misses.values()) for st in stats.values())}}))
+    "misses": sum(sum(st.cache_misses.values()) for st in stats.values()),
+    "table": tv.tolist()}}))
 """
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
                           cwd=ROOT, env={**_env(), "QRE_CACHE_DIR": str(cache_dir)},
@@ -467,6 +481,7 @@ print(json.dumps({{"ready": ready, "path": str(e.path), "s": s.tolist(), "v": v.
     assert result["hits"] == 2 and result["misses"] == 0
     assert result["s"] == out_s.tolist()
     assert np.array_equal(np.array(result["v"]), out_v, equal_nan=True)
+    assert np.array_equal(np.array(result["table"]), table_v, equal_nan=True)
 
 
 def test_compile_apart_compiles_in_another_process(cache_dir, monkeypatch):

@@ -32,6 +32,7 @@ from dt.reference import evaluate
 from dt.terms import Apply, Const, Cur, Var
 from dt.values import encode
 from qre import Monitor, qre
+from qre.runtime.monitor import SMALL_RUN
 
 ROOT = Path(__file__).resolve().parents[1]
 ALPHABET = ("a", "b")
@@ -105,6 +106,20 @@ def test_auto_picks_codegen_once_prepared(tmp_path, monkeypatch):
     assert m.resolve_engine("auto") == "codegen"
     out = m.run(["x", "x"], [1.0, 2.0])
     assert out.value.tolist() == [3.5, 9.5]
+
+
+def test_auto_interprets_a_small_run_that_is_its_process_only_one(tmp_path, monkeypatch):
+    """Issue 20: ``resolve_engine("auto", events=n)`` (``qre run``'s) is the reference
+    engine up to SMALL_RUN event operations, cheaper than importing Numba for them;
+    beyond, or without ``events`` (``run``, sessions), the rule is unchanged."""
+    monkeypatch.setenv("QRE_CACHE_DIR", str(tmp_path))
+    m = qre("combine(sum(cur * 5), const(0.75), +)", alphabet=["x"])
+    small = SMALL_RUN // m.stats.ops_per_event
+    assert m.resolve_engine("auto", events=0) == "reference"
+    assert m.resolve_engine("auto", events=small) == "reference"
+    assert m.resolve_engine("auto", events=small + 1) == "table"
+    assert m.resolve_engine("auto") == "table"
+    assert [m.resolve_engine(e, events=1) for e in ("table", "codegen")] == ["table", "codegen"]
 
 
 def test_optimize_false_runs_the_dt_as_compiled():

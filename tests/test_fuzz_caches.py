@@ -25,8 +25,8 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 from test_codegen_engine import _AUTO_RUN, _env, _numba_files, _tr
 
+from codegen.cache_files import MAGIC
 from codegen.generated import CodegenEngine
-from codegen.numba_cache import _MAGIC
 from dt import DT
 
 pytestmark = pytest.mark.fuzz
@@ -98,10 +98,10 @@ def test_an_unsealed_data_file_is_a_quiet_miss(codegen_cache: Path) -> None:
     dt, engine, want = _compiled(7.25)
     data = _numba_files(engine.path, "run_chunk")[".nbc"]
     sealed = data.read_bytes()
-    assert sealed.startswith(_MAGIC)
-    _, payload = pickle.loads(sealed[len(_MAGIC) + 32:])
+    assert sealed.startswith(MAGIC)
+    _, payload = pickle.loads(sealed[len(MAGIC) + 32:])
     data.write_bytes(pickle.dumps(payload))  # what Numba itself writes
     result, stderr = _run_auto(dt, codegen_cache)
     assert result == {"engine": "codegen", "value": want}
     assert "damaged" not in stderr, stderr[-2000:]
-    assert data.read_bytes().startswith(_MAGIC)
+    assert data.read_bytes().startswith(MAGIC)

@@ -832,3 +832,53 @@ def test_grammar_conflicts_are_exactly_the_documented_ones(caplog):
     assert conflicts == {("RPAR", "* <primary : NAME>"),
                          ("ARROW", "* <primary : LPAR NAME RPAR>"),
                          ("RPAR", "* <term__atom : NAME>")}
+
+
+# --------------------------------------------------------------------------- parser cache
+
+_CACHED_TEXTS = [
+    LETS + "split(p, iter(or(q, r), 0, +), (x, y) -> x * y + 1e-3)",
+    "alphabet a, b;\nsum(cur) >= fill(sum(cur)) && !prev(avg(cur) < 2) # a comment",
+    "alphabet pay, refund; aggregate(sum(cur.amount), 1min, 10s, [pay])",
+    "let s = iter(atom(a, cur), 0, +);  s>=fill(s)&&!prev(s<s)",
+]
+_BAD_TEXTS = ["sum(cur", "iter(atom(a, cur), 0 +)", "let = 3; q", "alphabet a;;"]
+
+
+def _outcomes(texts: list[str], bad: list[str]) -> list[object]:
+    """The programs of ``texts`` and the messages of the errors of ``bad``."""
+    out: list[object] = [parse(t) for t in texts]
+    for text in bad:
+        with pytest.raises(QreSyntaxError) as err:
+            parse(text)
+        out.append(str(err.value))
+    return out
+
+
+def test_the_parser_is_built_once_then_loaded_from_the_cache(tmp_path, monkeypatch, caplog):
+    """Issue 20: building the LALR tables costs 80 ms of every ``qre run``; the first
+    process saves them (sealed) in ``$QRE_CACHE_DIR`` and later ones load them, which
+    parses alike, errors included. A damaged file is built again with a warning."""
+    from codegen.cache_files import MAGIC, unseal
+    from qre.language import parser as parser_module
+
+    monkeypatch.setenv("QRE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(parser_module, "_parser", parser_module._parser.__wrapped__)
+    built = _outcomes(_CACHED_TEXTS, _BAD_TEXTS)
+    (saved,) = tmp_path.glob("parser_*.lark")
+    assert saved.read_bytes().startswith(MAGIC)
+
+    def unbuildable(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise AssertionError("the parser was built, not loaded")
+
+    with monkeypatch.context() as mp:
+        mp.setattr(lark.Lark, "__init__", unbuildable)
+        assert _outcomes(_CACHED_TEXTS, _BAD_TEXTS) == built
+    intact = saved.read_bytes()
+    for damaged in (intact[:len(intact) // 2], intact[:-1] + bytes([intact[-1] ^ 1]), b""):
+        saved.write_bytes(damaged)
+        caplog.clear()
+        with caplog.at_level(logging.WARNING, logger="qre.language.parser"):
+            assert _outcomes(_CACHED_TEXTS, _BAD_TEXTS) == built
+        assert "parser cache" in caplog.text and "is damaged" in caplog.text
+        assert unseal(saved.read_bytes(), saved.name)  # built again and saved again

@@ -58,6 +58,9 @@ cache), else ``"table"``; :meth:`Monitor.prepare` compiles an engine ahead of
 use, e.g. ``m.prepare("codegen")`` before a long run, or
 ``m.prepare("codegen", background=True)`` to compile in another process while
 ``"auto"`` runs the table engine (a DT of thousands of states takes minutes to compile).
+For a run that is its process's only one, as ``qre run``'s, ``resolve_engine("auto",
+events=n)`` picks the reference engine when the run is small (:data:`SMALL_RUN`): then
+interpreting costs less than importing Numba and loading a kernel.
 """
 
 from __future__ import annotations
@@ -84,16 +87,14 @@ from ..language.clock import Clock
 from ..language.derive import Derivation
 from . import columns
 from . import keys as key_rules
+from .engines import ENGINES
 from .keys import distinct_objects, group_by_key, stream_ids
 from .order import processing_order, sortable_times
 from .output import Output, check_output_names
 
-__all__ = ["ENGINES", "Monitor", "Output", "Session", "Stats", "tag_codes"]
+__all__ = ["ENGINES", "SMALL_RUN", "Monitor", "Output", "Session", "Stats", "tag_codes"]
 
 log = logging.getLogger(__name__)
-
-ENGINES = ("auto", "reference", "table", "codegen")
-"""Engine names of API.md."""
 
 FlatConfig = tuple[np.ndarray, np.ndarray]
 """A configuration as ``(status uint8[Q], value float64[Q])`` over ``dt.states``."""
@@ -131,6 +132,13 @@ class _ReferenceEngine:
         return (*encode(config), out_status, out_value)
 
 _UNKNOWN_TAGS = ("error", "skip")
+
+SMALL_RUN = 20_000
+"""The most event operations (events × ``Stats.ops_per_event``) that ``auto`` interprets
+in a run that is its process's only one (:meth:`Monitor.resolve_engine`): 15 to 30 ms
+of the reference engine (1 to 1.5 µs per operation, measured), several times less
+than importing Numba and loading a compiled kernel in a fresh process
+(benchmarks/cli_cost.py)."""
 
 
 @dataclass(frozen=True)
@@ -288,9 +296,16 @@ class Monitor:
                 self._engines[name] = _ReferenceEngine(self.dt)
         return self._engines[name]
 
-    def resolve_engine(self, engine: str = "auto") -> str:
+    def resolve_engine(self, engine: str = "auto", *, events: int | None = None) -> str:
         """The engine a call with ``engine`` runs: ``auto`` is ``codegen`` if its kernel
         is ready (compiled in this process or cached on disk), else ``table``.
+
+        ``events``: the number of events (clock ticks included) of a run that is its
+        process's only one, as ``qre run``'s is. ``auto`` then interprets a small run
+        (``reference``: events × ``stats.ops_per_event`` at most :data:`SMALL_RUN`),
+        which costs less than importing Numba and loading a kernel. ``run`` and
+        ``run_keys`` do not pass it: a process running many small batches would
+        interpret every one of them.
 
         Resolve once and pass the result when calling many times (per key, per
         batch): checking the disk cache costs more than a small run.
@@ -299,6 +314,8 @@ class Monitor:
             raise TypeError(f"engine must be a string ({', '.join(ENGINES)}), not "
                             f"{type(engine).__name__}")
         if engine == "auto":
+            if events is not None and events * self.stats.ops_per_event <= SMALL_RUN:
+                return "reference"
             from codegen.generated import is_ready
 
             return "codegen" if is_ready(self.dt) else "table"
