@@ -40,7 +40,18 @@ from dt.values import BOT, TOP, XValue
 from qre import examples, qre
 from qre.cli import main
 from qre.language.printer import to_text
+from qre.runtime import progress
 from qre.runtime.monitor import Monitor
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _no_long_run_summary():  # type: ignore[no-untyped-def]
+    """A run that compiles a kernel can take longer than progress.LONG_RUN_S and then
+    summarises its stages on stderr; these tests read stderr for errors only (the summary
+    is tests/test_progress.py's)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(progress, "LONG_RUN_S", math.inf)
+        yield
 
 SUM = "iter(atom(a, cur), 0, +)"
 ROOT = Path(__file__).resolve().parent.parent
