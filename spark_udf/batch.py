@@ -33,10 +33,10 @@ from one batch to the next; each batch's keys run in one ``run_keys`` call.
 ``"grouped"``: ``groupBy(key).applyInArrow``, one Arrow table per key, sorted,
 then run as a sorted partition holding one key.
 Measured side by side (``benchmarks/spark_frame.py``, RESULTS.md: 10M events,
-100k keys, ``avg_last(5, cur)``, local[*] on 2 cores; issue 20): local 1.10x the
-equivalent native Spark SQL window, sorted 0.69x (0.60x when it fed a session per
-key), grouped 0.07x (a grouped UDF pays Spark's overhead once per key; an
-``applyInArrow`` per key that only sorts takes as long as sorted did).
+100k keys, ``avg_last(5, cur)``, local[*] on 2 cores; issue 20): local 1.01x the
+equivalent native Spark SQL window (1.10x in another run), sorted 0.65x (0.60x when
+it fed a session per key), grouped 0.10x (a grouped UDF pays Spark's overhead once
+per key; an ``applyInArrow`` per key that only sorts runs at 0.54x).
 (``applyInArrow`` replaced ``applyInPandas`` for exactness, issue 19.)
 
 Keys and columns stay exact (issue 19): keys are told apart on the Arrow
