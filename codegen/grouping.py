@@ -80,6 +80,8 @@ def identity_ids(objects: np.ndarray, max_distinct: int) -> tuple[np.ndarray, np
     """
     if objects.dtype != object or objects.ndim != 1:
         raise TypeError("identity_ids takes a one-dimensional object array")
+    if np.dtype(object).itemsize != 8:  # pointers that are not 64-bit: hash by value
+        return None
     objects = np.ascontiguousarray(objects)
     n = len(objects)
     if n == 0:

@@ -735,11 +735,11 @@ class ArrayEngine:
         value: np.ndarray,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Many keyed streams, each from configuration ``(status, value)``, given the key
-        of every row: ``key_ids`` int64[n] in 0..k−1, every id present (as
-        :func:`qre.runtime.keys.stream_ids` numbers keys), each key's events in input
-        order. Returns ``out_status uint8[n, |F|]``, ``out_value float64[n, |F|]``: what
-        :meth:`advance_keys` gives on the grouping of the rows by key, which is how this
-        runs unless the engine has a faster way (:meth:`_advance_rows`)."""
+        of every row: ``key_ids`` int64[n] in 0..n−1 (:func:`qre.runtime.keys.stream_ids`
+        numbers keys so), each key's events in input order. Returns ``out_status
+        uint8[n, |F|]``, ``out_value float64[n, |F|]``: what :meth:`advance_keys` gives
+        on the grouping of the rows by key, which is how this runs unless the engine has
+        a faster way (:meth:`_advance_rows`)."""
         codes = self._codes(codes)
         n = codes.shape[0]
         data = self._data(n, cur_or_fields)
@@ -747,8 +747,9 @@ class ArrayEngine:
         if key_ids.shape != (n,):
             raise ValueError(f"{n} tag codes but {key_ids.shape} key ids")
         n_keys = int(key_ids.max(initial=-1)) + 1
-        if n and int(key_ids.min()) < 0:
-            raise ValueError("key ids must be 0 or more")
+        if n and (int(key_ids.min()) < 0 or n_keys > n):  # ids index per-key arrays
+            raise ValueError(f"key ids must be in 0..{n - 1} (number the keys, e.g. with "
+                             f"pd.factorize)")
         status, value = self._config(status, value)
         out = self._advance_rows(key_ids, n_keys, codes, data, status, value)
         if out is not None:

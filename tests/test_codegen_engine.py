@@ -230,6 +230,8 @@ def test_small_dts_run_keyed_rows_in_input_order(monkeypatch):
         engine = CodegenEngine(dt, registers=registers)
         assert_same_arrays(engine.advance_ids(keys, codes, cur, status0, value0), want)
         assert set(calls) == {runner}
+        with pytest.raises(ValueError, match=r"key ids must be in 0\.\.3"):  # index arrays
+            engine.advance_ids(np.array([0, 9, 0, 1]), codes, cur, status0, value0)
 
 
 def test_tags_with_the_same_step_share_one_branch():
