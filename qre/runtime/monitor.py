@@ -428,9 +428,9 @@ class Monitor:
         chosen = self.resolve_engine(engine)
         codes, events = self._events(tags, values, unknown_tags)
         n = len(codes)
+        if times is None and tiebreak is not None:
+            raise ValueError("tiebreak orders events with equal times: pass times too")
         if keys is None and times is None:  # one stream in input order: no grouping to do
-            if tiebreak is not None:
-                raise ValueError("tiebreak orders events with equal times: pass times too")
             return self._advance(chosen, self._initial_config, codes, events)[1]
         if keys is None:
             key_ids = np.zeros(n, dtype=np.int64)
@@ -439,8 +439,6 @@ class Monitor:
         if len(key_ids) != n:
             raise ValueError(f"keys has {len(key_ids)} entries but there are {n} tags")
         if times is None:
-            if tiebreak is not None:
-                raise ValueError("tiebreak orders events with equal times: pass times too")
             engine_obj = self._engine(chosen)
             if hasattr(engine_obj, "advance_ids"):  # the compiled engines group the rows
                 status, value = engine_obj.advance_ids(key_ids, codes, events.data(),
