@@ -188,3 +188,10 @@ def test_dedup_keeps_the_zeros_a_query_tells_apart():
     rows = m.run_timed([1] * 5, ["a"] * 5, [0.0, -0.0, 0.0, math.nan, -math.nan], dedup=True)
     assert rows["row"].tolist() == [1, 0, 3]  # -0.0, one 0.0, one NaN
     assert rows["value"].tolist() == [0.0, 1.0, 10.0]
+
+
+@pytest.mark.parametrize("keys", [None, ["k", "k"]])
+def test_a_tiebreak_without_times_is_refused(keys):
+    """Tie-breakers order events with equal times: without times there is nothing to order."""
+    with pytest.raises(ValueError, match="tiebreak orders events with equal times"):
+        qre(SIGNS).run_keys(keys, ["a", "a"], [1.0, 2.0], tiebreak=[1, 2])
