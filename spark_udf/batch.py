@@ -205,7 +205,7 @@ def _read_events(rows: Any, m: Monitor, engine: str, plan: Plan, *,
     codes = tag_codes(tags, m.alphabet, skip_unknown=True)
     known = int(codes.min(initial=0)) >= 0
     if not known and plan.unknown_tags == "error":
-        _name_unknown_tag(m, engine, tags, ids, uniques, None if time_ordered else
+        _name_unknown_tag(m, engine, tags, codes, ids, uniques, None if time_ordered else
                           lambda rows: rows[order_of(events.iloc[rows], plan)])
     return _BatchEvents(ids, uniques, events, codes, codes if known else tags,
                         event_data(events, plan))
@@ -243,7 +243,7 @@ def _run_local(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[Any]
                              events[plan.tag].to_numpy(dtype=object), ev.codes, m.alphabet,
                              ev.data, {c: events[c].to_numpy() for c in plan.tiebreak} or None)
     status, value, _ = _run_batch(m, engine, plan, ev.ids[order], ev.uniques, ev.tags[order],
-                                  take_rows(ev.data, order), None)
+                                  take_rows(ev.data, order), None, carry=False)
     result = pa.Table.from_arrays(_output_columns(table.take(order), plan, status, value),
                                   schema=to_arrow_schema(schema, timezone=plan.timezone))
     yield from result.to_batches(max_chunksize=_LOCAL_BATCH_ROWS)
@@ -263,12 +263,13 @@ _LOCAL_BATCH_ROWS = 65_536
 
 
 def _run_batch(m: Monitor, engine: str, plan: Plan, ids: np.ndarray, uniques: np.ndarray,
-               tags: np.ndarray, data: Any, carried: tuple[Any, Any] | None
-               ) -> tuple[np.ndarray, np.ndarray, tuple[Any, Any]]:
+               tags: np.ndarray, data: Any, carried: tuple[Any, Any] | None, *,
+               carry: bool = True) -> tuple[np.ndarray, np.ndarray, tuple[Any, Any] | None]:
     """One sorted batch (each key's rows contiguous): the first key continues the carried
     session if it is the same key; the others run from the initial configuration in one
-    ``run_keys`` call (all keys in one kernel call, not one call per key); the last key's
-    configuration is carried on (its rows fed again to a session: one call)."""
+    ``run_keys`` call (all keys in one kernel call, not one call per key); with ``carry``
+    the last key's configuration is carried on (its rows fed again to a session: one
+    call), else None (a whole partition: nothing follows)."""
     n = len(ids)
     bounds = np.flatnonzero(np.diff(ids)) + 1
     first_end = int(bounds[0]) if len(bounds) else n
@@ -288,6 +289,8 @@ def _run_batch(m: Monitor, engine: str, plan: Plan, ids: np.ndarray, uniques: np
                          unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
         status[rest] = out.status.reshape(n - start, -1)
         value[rest] = out.value.reshape(n - start, -1)
+    if not carry:
+        return status, value, None
     session = carried[1] if start == n else m.session(engine=engine)
     if start < n:  # the last key (not the continued one): its configuration, carried on
         session.feed(tags[last_start:], take_rows(data, slice(last_start, n)),
@@ -295,12 +298,11 @@ def _run_batch(m: Monitor, engine: str, plan: Plan, ids: np.ndarray, uniques: np
     return status, value, (uniques[ids[-1]], session)
 
 
-def _name_unknown_tag(m: Monitor, engine: str, tags: np.ndarray, ids: np.ndarray,
-                      uniques: np.ndarray, in_time_order: Any = None) -> None:
+def _name_unknown_tag(m: Monitor, engine: str, tags: np.ndarray, codes: np.ndarray,
+                      ids: np.ndarray, uniques: np.ndarray, in_time_order: Any = None) -> None:
     """Raise the monitor's error for the first unknown tag, naming its key; its position is
     among the key's events here in time order (``in_time_order(rows)``: those rows so
-    ordered, if they are not already)."""
-    codes = tag_codes(tags, m.alphabet, skip_unknown=True)
+    ordered, if they are not already); ``codes`` are the tags' codes, −1 if unknown."""
     row = int(np.flatnonzero(codes < 0)[0])
     key = uniques[ids[row]]
     rows = np.flatnonzero(ids == ids[row])

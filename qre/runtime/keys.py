@@ -44,8 +44,8 @@ import pandas as pd
 
 from . import columns
 
-__all__ = ["NUMBA_ROWS", "distinct_objects", "group_by_key", "is_missing", "same_key",
-           "stream_ids"]
+__all__ = ["NUMBA_ROWS", "distinct_objects", "group_by_key", "is_missing", "key_offsets",
+           "same_key", "stream_ids"]
 
 NUMBA_ROWS = 100_000
 """From this many rows, object columns are numbered by identity first
@@ -102,9 +102,19 @@ def group_by_key(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         from codegen.grouping import group_rows  # here: see distinct_objects
 
         return group_rows(ids, n_keys)
-    offsets = np.zeros(n_keys + 1, dtype=np.int64)
-    np.cumsum(np.bincount(ids, minlength=n_keys), out=offsets[1:])
-    return np.argsort(ids, kind="stable").astype(np.int64, copy=False), offsets
+    return np.argsort(ids, kind="stable").astype(np.int64, copy=False), key_offsets(ids)
+
+
+def key_offsets(ids: np.ndarray) -> np.ndarray:
+    """Where each stream's rows start once grouped (ids 0..k−1): int64[k + 1], from 0 to n.
+
+    >>> key_offsets(np.array([1, 0, 1, 2, 0])).tolist()
+    [0, 2, 4, 5]
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    offsets = np.zeros(int(ids.max(initial=-1)) + 2, dtype=np.int64)
+    np.cumsum(np.bincount(ids, minlength=len(offsets) - 1), out=offsets[1:])
+    return offsets
 
 
 def is_missing(x: Any) -> bool:

@@ -88,7 +88,7 @@ from ..language.derive import Derivation
 from . import columns
 from . import keys as key_rules
 from .engines import ENGINES
-from .keys import distinct_objects, group_by_key, stream_ids
+from .keys import distinct_objects, group_by_key, key_offsets, stream_ids
 from .order import processing_order, sortable_times
 from .output import Output, check_output_names
 
@@ -452,9 +452,7 @@ class Monitor:
         order = processing_order(key_ids.astype(np.int64), stamps, tags, codes,
                                  self.alphabet, values, tiebreak)
         # Key g (ids 0..k-1 from factorize, all present) owns order[offsets[g]:offsets[g+1]].
-        offsets = np.zeros(int(key_ids.max(initial=-1)) + 2, dtype=np.int64)
-        np.cumsum(np.bincount(key_ids), out=offsets[1:])
-        return self._run_grouped(chosen, order, offsets, codes, events)
+        return self._run_grouped(chosen, order, key_offsets(key_ids), codes, events)
 
     def _check_untimed(self, caller: str) -> None:
         """Refuse a monitor that needs clock ticks (as spark_udf.monitor_frame does)."""
