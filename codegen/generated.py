@@ -288,6 +288,18 @@ class CodegenEngine(ArrayEngine):
         self._call("run_rows", codes, data, key_ids, 0, n, table_s, table_v, out_s, out_v)
         return out_s, out_v
 
+    def _advance_table(self, key_ids: np.ndarray, codes: np.ndarray, data: np.ndarray,
+                       table_s: np.ndarray, table_v: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """``run_rows`` on the caller's tables when the module has it (a small DT): one
+        pass over the rows, each key's configuration loaded from and stored to its row."""
+        if not hasattr(self.module(), "run_rows"):
+            return super()._advance_table(key_ids, codes, data, table_s, table_v)
+        n, n_out = codes.shape[0], len(self.tables.final)
+        out_s, out_v = np.empty((n, n_out), dtype=np.uint8), np.empty((n, n_out))
+        self._call("run_rows", codes, data, key_ids, 0, n, table_s, table_v, out_s, out_v)
+        return out_s, out_v
+
     def _call(self, name: str, *args: object):  # type: ignore[no-untyped-def]
         """Call an entry point; the first call in this process (a compile or a cache
         load) is timed and logged."""

@@ -759,6 +759,45 @@ class ArrayEngine:
                                                 False)
         return out_s, out_v
 
+    def advance_table(
+        self,
+        key_ids: np.ndarray,
+        codes: np.ndarray,
+        cur_or_fields: np.ndarray | Mapping[str, np.ndarray] | None,
+        table_s: np.ndarray,
+        table_v: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Many keyed streams, each resumed from its own configuration: row i belongs to
+        stream ``key_ids[i]`` (int64 in 0..k−1, a stream's rows in the order to process
+        them), and stream g starts from row g of ``table_s`` uint8[k, Q] /
+        ``table_v`` float64[k, Q] and ends there: the tables are updated in place to the
+        final configurations (rows of streams without events stay). Returns
+        ``out_status uint8[n, |F|]``, ``out_value float64[n, |F|]`` at the rows: what one
+        :meth:`advance` per stream gives. The bulk form of resuming a session per key
+        (:mod:`spark_udf.buckets` keeps a bucket of keys' configurations so)."""
+        codes = self._codes(codes)
+        n = codes.shape[0]
+        data = self._data(n, cur_or_fields)
+        key_ids = np.ascontiguousarray(key_ids, dtype=np.int64)
+        q = self.tables.n_states
+        k = len(table_s)
+        # The kernels write into the tables and do not check bounds.
+        for name, table, dtype in (("table_s", table_s, np.uint8), ("table_v", table_v,
+                                                                    np.float64)):
+            if (not isinstance(table, np.ndarray) or table.shape != (k, q)
+                    or table.dtype != dtype or not table.flags.c_contiguous
+                    or not table.flags.writeable):
+                raise ValueError(f"{name} must be a writeable C-contiguous {np.dtype(dtype)} "
+                                 f"array of shape (keys, {q})")
+        if key_ids.shape != (n,):
+            raise ValueError(f"{n} tag codes but {key_ids.shape} key ids")
+        if n and (int(key_ids.min()) < 0 or int(key_ids.max()) >= k):
+            raise ValueError(f"key ids must be in 0..{k - 1} (rows of the tables)")
+        if table_s.size and int(table_s.max()) > 2:
+            raise ValueError("invalid status code in the tables: expected 0, 1 or 2")
+        np.copyto(table_v, np.nan, where=table_s != 1)  # the contract: NaN unless defined
+        return self._advance_table(key_ids, codes, data, table_s, table_v)
+
     # ------------------------------------------------------------------ engine hooks
 
     def _advance_rows(self, key_ids: np.ndarray, n_keys: int, codes: np.ndarray,
@@ -784,6 +823,20 @@ class ArrayEngine:
         """:meth:`advance_keys` on validated contiguous arrays; without ``finals`` the
         final configurations may have no rows (the caller drops them)."""
         raise NotImplementedError
+
+    def _advance_table(self, key_ids: np.ndarray, codes: np.ndarray, data: np.ndarray,
+                       table_s: np.ndarray, table_v: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`advance_table` on validated arrays: one :meth:`_advance` per stream with
+        events (an engine with a kernel over per-key tables overrides this)."""
+        n, n_out = codes.shape[0], len(self.tables.final)
+        out_s, out_v = np.empty((n, n_out), dtype=np.uint8), np.empty((n, n_out))
+        order, offsets = group_rows(key_ids, len(table_s))
+        for g in np.flatnonzero(np.diff(offsets)).tolist():
+            rows = order[offsets[g]:offsets[g + 1]]
+            table_s[g], table_v[g], out_s[rows], out_v[rows] = self._advance(
+                codes[rows], data[rows], table_s[g], table_v[g])
+        return out_s, out_v
 
     # ------------------------------------------------------------------ validation
 

@@ -308,13 +308,15 @@ START = "start"
 
 def frame_rows(plan: Plan, key: Any, events: pd.DataFrame | None, status: np.ndarray,
                value: np.ndarray, late: bool | np.ndarray, *, rows: np.ndarray | None = None,
-               tags: Any = None, times: Any = None, starts: Any = None) -> pd.DataFrame:
+               tags: Any = None, times: Any = None, starts: Any = None,
+               row_keys: np.ndarray | None = None) -> pd.DataFrame:
     """Output rows: the shown input columns, a window aggregate's start (``starts``;
     None: missing, an event's row), the results (``status`` and ``value``: one column per
     output) and, for a stream, the late flag (``late`` None: no such column).
 
     Row i shows ``events`` row ``rows[i]`` (default: row i; −1 or no ``events``: nulls,
-    a clock tick's row); ``tags`` and ``times`` replace the tag and time columns. Built
+    a clock tick's row); ``tags`` and ``times`` replace the tag and time columns;
+    ``row_keys`` (objects) gives each row its key (many keys' rows), else ``key``. Built
     at once: adding columns one by one costs pandas more than the kernel's work on a
     key's rows."""
     n = len(status)
@@ -325,7 +327,7 @@ def frame_rows(plan: Plan, key: Any, events: pd.DataFrame | None, status: np.nda
     columns: dict[str, Any] = {}
     for c in plan.shown:
         if c == plan.key:
-            columns[c] = _key_cells(key, n)
+            columns[c] = _key_cells(key, n) if row_keys is None else _row_key_cells(row_keys)
         elif c == plan.tag and tags is not None:
             columns[c] = tags
         elif c == plan.time and times is not None:
@@ -355,6 +357,17 @@ def _key_cells(key: Any, n: int) -> Any:
     if isinstance(key, float) and math.isnan(key):
         return pd.arrays.FloatingArray(np.full(n, np.nan), np.zeros(n, dtype=bool))
     return [key] * n
+
+
+def _row_key_cells(keys: np.ndarray) -> Any:
+    """The key column of rows of many keys (objects): as :func:`_key_cells`, a NaN key
+    stays a NaN (``Float64``, unmasked) beside the null key (masked)."""
+    nan = np.array([isinstance(k, float) and math.isnan(k) for k in keys], dtype=bool)
+    if not nan.any():
+        return list(keys)
+    null = np.array([k is None for k in keys], dtype=bool)
+    values = np.array([0.0 if k is None else k for k in keys], dtype=np.float64)
+    return pd.arrays.FloatingArray(values, null)
 
 
 def concat_rows(frames: list[pd.DataFrame]) -> pd.DataFrame:

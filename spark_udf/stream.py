@@ -10,12 +10,16 @@ with ``prefix``; :mod:`qre.runtime.output`). Carried columns wait with their eve
 the state store. :func:`monitor_stream` also starts the query, writing to files, a
 ``foreachBatch`` function or a memory table, with a checkpoint.
 
-How it runs. ``groupBy(key).transformWithStateInPandas`` with one
-:class:`_MonitorProcessor`: per key, the monitor's configuration (the flat
-``Session.state``) and the last processed event live in a value state, the
-events waiting for the watermark in a list state, and a timer wakes the key
-when the watermark releases them or the key goes idle; the rules themselves
-(order, watermark, late events, idle keys) are :mod:`spark_udf.keyed`'s.
+How it runs. Keys are hashed into buckets (``buckets``, default
+:data:`BUCKETS_PER_PARTITION` per shuffle partition) and
+``groupBy(bucket).transformWithStateInPandas`` runs one :class:`_MonitorProcessor`
+call per bucket and micro-batch (and per fired timer): the bucket's state — every
+key's configuration and last processed event, the events waiting for the
+watermark — is one value in the state store (:class:`spark_udf.buckets.Bucket`, as
+Arrow), read and written once, and one timer wakes the bucket when its earliest key
+needs it; the rules themselves (order, watermark, late events, idle keys) are
+:mod:`spark_udf.keyed`'s, applied to all the bucket's keys at once by
+:mod:`spark_udf.buckets`.
 
 Time. ``watermark=None`` processes each micro-batch's events at once (in
 time order within the batch). ``watermark="10 seconds"`` holds each event
@@ -59,13 +63,14 @@ fingerprint of the monitor (its DT as compiled and as optimized, and its
 alphabet); :func:`monitor_stream` also records it next to the checkpoint,
 and restarting a checkpoint with a different monitor is a clear error.
 
-Cost: a shuffle by key per micro-batch, then per key with events a few
-round trips to Spark's state server, a sort and some pandas bookkeeping
-(:mod:`spark_udf.keyed`) and the kernel's O(DT size) per event: about 2.5
-ms per key on 2 cores, 3.2x a pass-through ``transformWithStateInPandas``
-processor (``benchmarks/spark_stream.py``, RESULTS.md). The Row-based
-``transformWithState`` measured twice as fast with 10 events per key and
-slower with 400; the pandas API was kept.
+Cost: a shuffle per micro-batch, then per bucket with events (or a due timer) one
+state read and write (O(keys and waiting events in the bucket)), a sort of its
+events, numpy bookkeeping and one kernel call (:meth:`qre.Monitor.resume_keys`).
+Measured (``benchmarks/spark_stream.py``, RESULTS.md, issue 20): at 10,000 keys × 10
+events per micro-batch, a state per key ran 4,000 rows/s (2.5 ms per key and batch,
+3.2x a pass-through per-key processor); buckets run many times that. The Row-based
+``transformWithState`` measured twice as fast with 10 events per key and slower with
+400 when each key had its own state; the pandas API was kept.
 """
 
 from __future__ import annotations
@@ -77,14 +82,14 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor
 
 from qre.runtime.monitor import Monitor
 from qre.runtime.timed import is_timed
 
-from .keyed import LATE, LATE_POLICIES, TIME_US, KeyState, Rules, step, wake_ms
+from .buckets import GROUP, Bucket, BucketRules, step_bucket
+from .keyed import LATE, LATE_POLICIES, TIME_US, Rules
 from .plan import (
     Plan,
     check_arguments,
@@ -112,11 +117,19 @@ METRICS = "qre_monitor"
 SIDECAR = "qre-monitor.json"
 """The file in a checkpoint directory that records which monitor wrote it."""
 
-STATE_LAYOUT = 2
-"""How rows map to state, recorded beside the fingerprint: 2 groups a numeric key by its
-text (issue 19: NaN and null apart, longs never through a float). A checkpoint of
-another layout (or of none: written before this record) would resume its keys' state
-under other groups — losing or repeating output — so it is refused."""
+STATE_LAYOUT = 3
+"""How rows map to state, recorded beside the fingerprint: 2 grouped a numeric key by its
+text (issue 19: NaN and null apart, longs never through a float); 3 keeps keys in
+buckets (issue 20), their number recorded too. A checkpoint of another layout (or of
+none: written before this record) would resume its keys' state under other groups —
+losing or repeating output — so it is refused."""
+
+BUCKET = "__qre_bucket"
+"""The grouping column: the key's bucket, ``pmod(hash(key), buckets)``."""
+
+BUCKETS_PER_PARTITION = 4
+"""Default buckets per shuffle partition: a bucket's call costs Spark about 2 ms, a key
+in it far less; a few per partition keep the partitions' work even."""
 
 _TIME_LIMIT = 2**62
 """Times in µs lie strictly within ±_TIME_LIMIT (:mod:`qre.runtime.times`' range)."""
@@ -132,45 +145,33 @@ class _Spec:
     plan: Plan
     rules: Rules
     fingerprint: str
-    order_types: tuple[str, ...]  # Spark types (DDL) of plan.order, for the state schemas
-    carried_types: tuple[str, ...] = ()  # and of plan.carried (pending events keep them)
     key_text: str | None = None
     """``integral`` or ``fractional``: the key is grouped by its text (:data:`KEY_TEXT`)."""
+    buckets: int = 1
+    """How many buckets the keys are hashed into (module docstring, "How it runs")."""
+
+    @property
+    def group_column(self) -> str:
+        """The input column whose values tell a bucket's keys apart."""
+        return KEY_TEXT if self.key_text else self.plan.key
 
     @property
     def input_columns(self) -> list[str]:
         """The operator's input columns, in order: key, order and carried columns, times
-        in µs, the key's text."""
+        in µs, the key's text, the bucket."""
         columns = self.plan.columns
         if self.rules.watermark or self.rules.timed:
             columns = [*columns, TIME_US]
-        return [*columns, KEY_TEXT] if self.key_text else columns
+        if self.key_text:
+            columns = [*columns, KEY_TEXT]
+        return [*columns, BUCKET]
 
     def key(self, grouped: Any) -> Any:
-        """The key as the user's column holds it, from the key Spark grouped by."""
+        """The key as the user's column holds it, from the key a bucket's rows carry."""
         return _key_from_text(grouped, self.key_text) if self.key_text else grouped
 
-    @property
-    def pending_columns(self) -> list[str]:
-        """The columns of a pending event: order and carried columns, time in µs."""
-        return [*self.plan.order, *self.plan.carried, TIME_US]
-
-    @property
-    def meta_schema(self) -> str:
-        """The value state: the monitor's fingerprint and configuration, the last
-        processed event (order columns o0, o1, … and its time in µs), the number of
-        pending events, the key's timer, and a timed monitor's clock and unsettled
-        window results (``KeyState.clock_us``, ``ahead_us``, ``sent``)."""
-        order = ", ".join(f"o{i} {t}" for i, t in enumerate(self.order_types))
-        return (f"fingerprint string, config array<double>, {order}, last_us long, "
-                f"pending int, timer_ms long, clock_us long, ahead_us long, "
-                f"sent_us array<long>, sent_status array<int>, sent_value array<double>")
-
-    @property
-    def pending_schema(self) -> str:
-        fields = [*(f"o{i} {t}" for i, t in enumerate(self.order_types)),
-                  *(f"c{i} {t}" for i, t in enumerate(self.carried_types)), "time_us long"]
-        return ", ".join(fields)
+    def bucket_rules(self, monitor: Monitor, engine: str) -> BucketRules:
+        return BucketRules(self.plan, self.rules, monitor, engine, self.key)
 
 
 def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
@@ -179,7 +180,7 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                          tiebreak: str | Sequence[str] = (), late: str = "flag",
                          lateness: Any = None, keep: str | Sequence[str] | None = None,
                          prefix: str = "", engine: str = "auto",
-                         unknown_tags: str = "error") -> Any:
+                         unknown_tags: str = "error", buckets: int | None = None) -> Any:
     """The streaming DataFrame of ``monitor`` run per key over the streaming ``df``.
 
     Columns as :func:`spark_udf.monitor_frame`'s (``keep``, ``prefix`` alike) plus
@@ -202,7 +203,9 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     last row of a key and stamp is the result). A timed
     monitor (window aggregates, a clock period, patterns with ``within``,
     derived tags) emits the rows of :meth:`qre.Monitor.run_timed`
-    (:mod:`spark_udf.clocked`). The others are
+    (:mod:`spark_udf.clocked`). ``buckets``: how many buckets the keys are hashed into
+    (each bucket's keys share one state entry and one call per micro-batch; default
+    four per shuffle partition; fixed for the life of a checkpoint). The others are
     :func:`monitor_frame`'s. See the module docstring.
     """
     from pyspark.sql import functions as F
@@ -228,6 +231,7 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     if ttl_us is not None and delay_us is None:
         raise ValueError("monitor_stream: ttl needs a watermark (a key is idle when the "
                          "watermark has passed its last event by ttl)")
+    buckets = _bucket_count(df, buckets)
     if lateness_us and delay_us is None:
         raise ValueError("monitor_stream: lateness needs a watermark (an event is accepted "
                          "while the watermark is below its time plus the lateness)")
@@ -238,9 +242,7 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                    late, lateness_us)
     key_text = _key_text(F.col(key), df.schema[key].dataType)
     spec = _Spec(plan, rules, monitor_fingerprint(monitor),
-                 tuple(df.schema[c].dataType.simpleString() for c in plan.order),
-                 tuple(df.schema[c].dataType.simpleString() for c in plan.carried),
-                 None if key_text is None else key_text[0])
+                 None if key_text is None else key_text[0], buckets)
     _use_rocksdb(df.sparkSession)
     events = df.select(*plan.columns)
     if rules.timed and delay_us is None:
@@ -257,14 +259,27 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                   .drop("__qre_event_time"))
     if key_text is not None:
         events = events.withColumn(KEY_TEXT, key_text[1])
+    events = events.withColumn(BUCKET, F.pmod(F.hash(F.col(spec.group_column)),
+                                              F.lit(buckets)))
     schema = StructType([*output_fields(df.schema, plan),
                          StructField(plan.added(LATE), BooleanType(), False)])
-    out = events.groupBy(key if key_text is None else KEY_TEXT).transformWithStateInPandas(
+    out = events.groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=_MonitorProcessor(spec), outputStructType=schema,
         outputMode="Append", timeMode="EventTime" if delay_us is not None else "None")
     return nan_for_null(out, plan).observe(
         METRICS, F.count(F.lit(1)).alias("rows"),
         F.count_if(F.col(plan.added(LATE))).alias("late"))
+
+
+def _bucket_count(df: Any, buckets: Any) -> int:
+    """The number of buckets: as given, else :data:`BUCKETS_PER_PARTITION` per shuffle
+    partition of the session."""
+    if buckets is None:
+        return BUCKETS_PER_PARTITION * int(df.sparkSession.conf.get(
+            "spark.sql.shuffle.partitions"))
+    if isinstance(buckets, bool) or not isinstance(buckets, int) or buckets < 1:
+        raise ValueError(f"monitor_stream: buckets must be a positive number, not {buckets!r}")
+    return buckets
 
 
 def _key_text(column: Any, dtype: Any) -> tuple[str, Any] | None:
@@ -333,8 +348,17 @@ def monitor_stream(df: Any, monitor: Monitor, key: str, time: str, tag: str,
         raise TypeError(f"monitor_stream: checkpoint must be a directory (a str or path), "
                         f"not {type(checkpoint).__name__}")
     checkpoint = os.fspath(checkpoint)
+    recorded = _check_sidecar(df.sparkSession, checkpoint, monitor)
+    if recorded is not None:
+        if options.get("buckets") not in (None, recorded["buckets"]):
+            raise ValueError(f"monitor_stream: the checkpoint {checkpoint} keeps its keys in "
+                             f"{recorded['buckets']} buckets, not {options['buckets']}: give "
+                             f"this query a new checkpoint directory to change them")
+        options["buckets"] = recorded["buckets"]
+    options["buckets"] = _bucket_count(df, options.get("buckets"))
     frame = monitor_stream_frame(df, monitor, key, time, tag, value, **options)
-    _check_sidecar(df.sparkSession, checkpoint, monitor)
+    if recorded is None:
+        _record_sidecar(df.sparkSession, checkpoint, monitor, options["buckets"])
     writer = frame.writeStream.outputMode("append").option("checkpointLocation", checkpoint)
     if query_name is not None:
         writer = writer.queryName(query_name)
@@ -398,33 +422,44 @@ def _use_rocksdb(spark: Any) -> None:
         spark.conf.set(name, ROCKSDB)
 
 
-def _check_sidecar(spark: Any, checkpoint: str, monitor: Monitor) -> None:
-    """Refuse a checkpoint written by another monitor; record this one in a new checkpoint."""
-    jvm = spark._jvm
-    path = jvm.org.apache.hadoop.fs.Path(checkpoint, SIDECAR)
-    fs = path.getFileSystem(spark._jsc.hadoopConfiguration())
+def _sidecar(spark: Any, checkpoint: str) -> tuple[Any, Any]:
+    """The Hadoop path of the checkpoint's monitor record and its file system."""
+    path = spark._jvm.org.apache.hadoop.fs.Path(checkpoint, SIDECAR)
+    return path, path.getFileSystem(spark._jsc.hadoopConfiguration())
+
+
+def _check_sidecar(spark: Any, checkpoint: str, monitor: Monitor) -> dict[str, Any] | None:
+    """Refuse a checkpoint written by another monitor or state layout; its record (None for
+    a new checkpoint)."""
+    path, fs = _sidecar(spark, checkpoint)
     fingerprint = monitor_fingerprint(monitor)
-    if fs.exists(path):
-        stream = fs.open(path)
-        try:
-            recorded = json.loads(jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
-        finally:
-            stream.close()
-        if recorded.get("layout") != STATE_LAYOUT:
-            raise ValueError(
-                f"monitor_stream: the checkpoint {checkpoint} was written by another version "
-                f"of qre (state layout {recorded.get('layout', 1)}, this one {STATE_LAYOUT}: "
-                f"keys are grouped differently), so resuming it would lose or repeat output. "
-                f"Give this query a new checkpoint directory (and replay its input)")
-        if recorded.get("fingerprint") != fingerprint:
-            raise ValueError(
-                f"monitor_stream: the checkpoint {checkpoint} was written by another monitor "
-                f"(fingerprint {recorded.get('fingerprint')}, this one {fingerprint}; its "
-                f"query: {recorded.get('query')!r}). Restart it with that query, or give this "
-                f"one a new checkpoint directory")
-        return
-    record = json.dumps({"fingerprint": fingerprint, "layout": STATE_LAYOUT,
-                         "query": monitor.source,
+    if not fs.exists(path):
+        return None
+    stream = fs.open(path)
+    try:
+        recorded = json.loads(spark._jvm.org.apache.commons.io.IOUtils.toString(stream, "UTF-8"))
+    finally:
+        stream.close()
+    if recorded.get("layout") != STATE_LAYOUT:
+        raise ValueError(
+            f"monitor_stream: the checkpoint {checkpoint} was written by another version "
+            f"of qre (state layout {recorded.get('layout', 1)}, this one {STATE_LAYOUT}: "
+            f"keys are grouped differently), so resuming it would lose or repeat output. "
+            f"Give this query a new checkpoint directory (and replay its input)")
+    if recorded.get("fingerprint") != fingerprint:
+        raise ValueError(
+            f"monitor_stream: the checkpoint {checkpoint} was written by another monitor "
+            f"(fingerprint {recorded.get('fingerprint')}, this one {fingerprint}; its "
+            f"query: {recorded.get('query')!r}). Restart it with that query, or give this "
+            f"one a new checkpoint directory")
+    return recorded
+
+
+def _record_sidecar(spark: Any, checkpoint: str, monitor: Monitor, buckets: int) -> None:
+    """Record the monitor, the state layout and the number of buckets of a new checkpoint."""
+    path, fs = _sidecar(spark, checkpoint)
+    record = json.dumps({"fingerprint": monitor_fingerprint(monitor), "layout": STATE_LAYOUT,
+                         "buckets": buckets, "query": monitor.source,
                          "alphabet": list(monitor.alphabet)})
     out = fs.create(path, True)
     try:
@@ -436,8 +471,10 @@ def _check_sidecar(spark: Any, checkpoint: str, monitor: Monitor) -> None:
 class _MonitorProcessor(StatefulProcessor):
     """The ``StatefulProcessor`` of :func:`monitor_stream_frame` (pickled to the workers).
 
-    Per key: a value state ``monitor`` (``_Spec.meta_schema``), a list state
-    ``pending`` (with a watermark) and at most one timer, at :func:`wake_ms`.
+    Per bucket of keys one value state ``bucket``: the monitor's fingerprint, the
+    bucket's timer (at its keys' earliest :func:`~spark_udf.keyed.wake_ms`), and its
+    :class:`~spark_udf.buckets.Bucket` (the keys' states and the events waiting for the
+    watermark) as two Arrow IPC blobs (``Bucket.to_bytes``).
     """
 
     def __init__(self, spec: _Spec) -> None:
@@ -445,9 +482,8 @@ class _MonitorProcessor(StatefulProcessor):
 
     def init(self, handle: Any) -> None:
         self.handle = handle
-        self.meta = handle.getValueState("monitor", self.spec.meta_schema)
-        self.pending = (handle.getListState("pending", self.spec.pending_schema)
-                        if self.spec.rules.watermark else None)
+        self.state = handle.getValueState(
+            "bucket", "fingerprint string, timer_ms long, keys binary, pending binary")
         self.monitor: Monitor | None = None  # built on the first key: init also runs on the driver
         self.engine: str | None = None
 
@@ -457,80 +493,56 @@ class _MonitorProcessor(StatefulProcessor):
         events = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
         # By position: Spark renames a column whose name starts with "__" on the way.
         events.columns = self.spec.input_columns
-        yield from self._step(self.spec.key(key[0]), events,
-                              timerValues.getCurrentWatermarkInMs(), None)
+        events[GROUP] = events[self.spec.group_column]
+        yield from self._step(key[0], events, timerValues.getCurrentWatermarkInMs(), None)
 
     def handleExpiredTimer(self, key: Any, timerValues: Any,
                            expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
-        yield from self._step(self.spec.key(key[0]), None,
-                              timerValues.getCurrentWatermarkInMs(),
+        yield from self._step(key[0], None, timerValues.getCurrentWatermarkInMs(),
                               expiredTimerInfo.getExpiryTimeInMs())
 
     def close(self) -> None:
         pass
 
-    def _step(self, key: Any, events: pd.DataFrame | None, watermark_ms: int,
+    def _step(self, bucket_id: int, events: pd.DataFrame | None, watermark_ms: int,
               fired_ms: int | None) -> Iterator[pd.DataFrame]:
         spec = self.spec
         if self.monitor is None:
             self.monitor = worker_monitor(spec.plan)
         if self.engine != "codegen":  # "auto": codegen once the driver's compile is cached
             self.engine = self.monitor.resolve_engine(spec.plan.engine)
-        state, timer_ms = self._load(key)
+        rules = spec.bucket_rules(self.monitor, self.engine)
+        bucket, timer_ms = self._load(rules, bucket_id)
         watermark_us = watermark_ms * 1000 if spec.rules.watermark else None
-        new, rows = step(spec.plan, spec.rules, self.monitor, self.engine, key, state, events,
-                         watermark_us)
-        self._store(state, new, timer_ms, fired_ms)
+        new, rows = step_bucket(rules, bucket, events, watermark_us)
+        self._store(new, timer_ms, fired_ms)
         if len(rows):
             yield rows
 
-    def _load(self, key: Any) -> tuple[KeyState, int | None]:
-        saved = self.meta.get()
+    def _load(self, rules: BucketRules, bucket_id: int) -> tuple[Bucket, int | None]:
+        saved = self.state.get()
         if saved is None:
-            return KeyState(), None
-        spec, n = self.spec, len(self.spec.plan.order)
-        fingerprint, config, last, (last_us, n_pending, timer_ms, clock_us, ahead_us,
-                                    sent_us, sent_status, sent_value) = (
-            saved[0], saved[1], saved[2:2 + n], saved[2 + n:])
-        if fingerprint != spec.fingerprint:
+            return Bucket.empty(rules), None
+        fingerprint, timer_ms, keys, pending = saved
+        if fingerprint != self.spec.fingerprint:
             raise ValueError(
-                f"monitor_stream: the checkpoint's state for key {key!r} was written by another "
-                f"monitor (fingerprint {fingerprint}, this one {spec.fingerprint}); restart it "
-                f"with that query, or give this one a new checkpoint directory")
-        pending = None
-        if n_pending:
-            pending = pd.DataFrame([tuple(r) for r in self.pending.get()],
-                                   columns=spec.pending_columns)
-        sent = tuple(zip(sent_us or (), sent_status or (), sent_value or (), strict=True))
-        if config is None:  # nothing processed yet: only pending events
-            return KeyState(pending=pending, sent=sent, ahead_us=ahead_us), timer_ms
-        return KeyState(np.asarray(config, dtype=np.float64), tuple(last), last_us,
-                        pending, clock_us, sent, ahead_us), timer_ms
+                f"monitor_stream: the checkpoint's state for bucket {bucket_id} was written by "
+                f"another monitor (fingerprint {fingerprint}, this one {self.spec.fingerprint}); "
+                f"restart it with that query, or give this one a new checkpoint directory")
+        return Bucket.from_bytes(rules, keys, pending), timer_ms
 
-    def _store(self, old: KeyState, new: KeyState | None, timer_ms: int | None,
-               fired_ms: int | None) -> None:
-        wake = None if new is None else wake_ms(new, self.spec.rules)
-        # At most one timer per key. Spark deletes a fired timer itself, after this call; the
+    def _store(self, new: Bucket, timer_ms: int | None, fired_ms: int | None) -> None:
+        wake = None
+        if self.spec.rules.watermark and len(new.keys):
+            due = new.keys["wake_ms"].dropna()
+            wake = int(due.min()) if len(due) else None
+        # One timer per bucket. Spark deletes a fired timer itself, after this call; the
         # next wake-up is always later than the watermark that fired it (keyed.wake_ms).
         if timer_ms is not None and timer_ms != wake and timer_ms != fired_ms:
             self.handle.deleteTimer(timer_ms)
         if wake is not None and (wake != timer_ms or timer_ms == fired_ms):
             self.handle.registerTimer(wake)
-        if new is None:
-            self.meta.clear()
-            if old.pending is not None:
-                self.pending.clear()
-            return
-        if new.pending is not None:
-            if new.pending is not old.pending:
-                self.pending.put([tuple(r) for r in
-                                  new.pending[self.spec.pending_columns].itertuples(
-                                      index=False, name=None)])
-        elif old.pending is not None:
-            self.pending.clear()
-        last = new.last or (None,) * len(self.spec.plan.order)
-        config = None if new.config is None else new.config.tolist()
-        sent = [list(column) for column in zip(*new.sent, strict=True)] or [[], [], []]
-        self.meta.update((self.spec.fingerprint, config, *last, new.last_us,
-                          0 if new.pending is None else len(new.pending), wake, new.clock_us,
-                          new.ahead_us, *sent))
+        if not len(new.keys):
+            self.state.clear()
+        else:
+            self.state.update((self.spec.fingerprint, wake, *new.to_bytes()))

@@ -6,7 +6,10 @@ decreasing), each key with events gets one :func:`step`, then each key whose
 timer is due gets one more, as Spark fires event-time timers; a last batch
 with an infinite watermark flushes what waits. tests/test_stream_rules.py
 checks it against the oracle; tests/test_spark_stream.py checks Spark
-against it.
+against it. :func:`simulate_buckets` plays the same stream through
+spark_udf.buckets' steps, keys hashed into buckets with one timer each, as
+monitor_stream runs it; tests/test_stream_buckets.py checks it against
+:func:`simulate`.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import pandas as pd
 from hypothesis import strategies as st
 
 from qre import Monitor
+from spark_udf.buckets import GROUP, Bucket, BucketRules, step_bucket
 from spark_udf.keyed import TIME_US, KeyState, Rules, step, wake_ms
 from spark_udf.plan import concat_rows, make_plan
 
@@ -34,7 +38,8 @@ def simulate(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
     the flush included.
 
     After each micro-batch it checks what Spark's user sees: every event received at
-    or below the watermark (every event, without one) has been output, and no key
+    or below the watermark less the allowed lateness (every event, without a
+    watermark) has been output, and no key
     keeps state once the watermark has passed its last event by ttl with nothing
     pending (so its timer fired)."""
     plan = make_plan("test", batches[0], m, "k", "t", "tag", "v", (), "table", "error",
@@ -63,7 +68,8 @@ def simulate(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
             marks.append((sum(len(o) for o in outputs), watermark_ms))
         if not rules.timed:  # a timed monitor's rows are not one per event
             _check_progress(pd.concat(received), [o["t"] for o in outputs], states, rules,
-                            watermark_ms * 1000 if rules.watermark else None)
+                            rules.release_us(watermark_ms * 1000) if rules.watermark
+                            else None)
         if len(batch) and delay is not None:
             latest = max(latest or 0, int(batch[TIME_US].max()))
             watermark_ms = max(watermark_ms, (latest - delay * US) // 1000)
@@ -114,3 +120,39 @@ def arrivals(draw, jitter: int, distinct: bool = False, min_events: int = 1):  #
     cuts = sorted(draw(st.lists(st.integers(1, max(1, n - 1)), max_size=4)))
     return [frame.iloc[lo:hi] for lo, hi in zip([0, *cuts], [*cuts, n], strict=True)
             if hi > lo]
+
+
+def simulate_buckets(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
+                     delay: int | None, n_buckets: int) -> pd.DataFrame:
+    """The rows of :func:`simulate`'s stream, each key's state in the bucket
+    ``k % n_buckets``: a bucket steps when it has events, then once more when its
+    earliest key's wake-up is due (its timer); between steps it is stored as the state
+    store holds it (``Bucket.to_bytes``)."""
+    plan = make_plan("test", batches[0], m, "k", "t", "tag", "v", (), "table", "error",
+                     timed=rules.timed)
+    spec = BucketRules(plan, rules, m, "table", lambda group: group)
+    buckets = {b: Bucket.empty(spec) for b in range(n_buckets)}
+    outputs, watermark_ms, latest = [], 0, None
+    for batch in [*batches, None]:
+        if batch is None:
+            watermark_ms = FLUSH_MS
+            batch = batches[0].iloc[:0]
+        watermark_us = watermark_ms * 1000 if rules.watermark else None
+        batch = batch.assign(**{GROUP: batch["k"]})
+        for b in range(n_buckets):
+            events = batch[batch["k"] % n_buckets == b]
+            if len(events):
+                new, rows = step_bucket(spec, buckets[b], events, watermark_us)
+                buckets[b] = Bucket.from_bytes(spec, *new.to_bytes())
+                outputs.append(rows)
+        for b in range(n_buckets):
+            wake = (buckets[b].keys["wake_ms"].dropna() if rules.watermark
+                    else pd.Series([], dtype=float))
+            if len(wake) and wake.min() <= watermark_ms:
+                new, rows = step_bucket(spec, buckets[b], None, watermark_us)
+                buckets[b] = Bucket.from_bytes(spec, *new.to_bytes())
+                outputs.append(rows)
+        if len(batch) and delay is not None:
+            latest = max(latest or 0, int(batch[TIME_US].max()))
+            watermark_ms = max(watermark_ms, (latest - delay * US) // 1000)
+    return concat_rows([o for o in outputs if len(o)] or outputs[:1])

@@ -502,6 +502,58 @@ class Monitor:
 
         return run_timed(self, times, tags, values, **options)
 
+    @property
+    def initial_state(self) -> np.ndarray:
+        """The :attr:`Session.state` of a fresh session: the initial configuration."""
+        status, value = self._initial_config
+        return np.concatenate([status.astype(np.float64), value])
+
+    def resume_keys(self, states: np.ndarray, key_ids: Any, tags: Any, values: Any = None, *,
+                    engine: str = "auto", unknown_tags: Literal["error", "skip"] = "error"
+                    ) -> tuple[Output, np.ndarray]:
+        """Many sessions at once (API.md): row i is an event of stream ``key_ids[i]``
+        (integers 0..k−1; each stream's rows in the order to read them), and stream g
+        resumes from ``states[g]`` (float64[k, 2·|Q|], each row a :attr:`Session.state`,
+        e.g. :attr:`initial_state`). Returns the outputs, aligned with the rows, and the
+        streams' states after their events — what a session per stream, resumed from its
+        state and fed its rows, gives. Derived tags are applied, as ``Session.feed``
+        does."""
+        chosen = self.resolve_engine(engine)
+        codes, events = self._events(tags, values, unknown_tags)
+        n, q = len(codes), len(self.dt.states)
+        flat = np.asarray(states, dtype=np.float64)
+        if flat.ndim != 2 or flat.shape[1] != 2 * q:
+            raise ValueError(f"states must have one row of {2 * q} floats (a Session.state) "
+                             f"per stream, not shape {flat.shape}")
+        ids = np.asarray(key_ids)
+        if ids.shape != (n,) or (n and ids.dtype.kind not in "iu"):
+            raise ValueError(f"key_ids must be {n} integers (one per tag), not "
+                             f"{ids.dtype} of shape {ids.shape}")
+        if n and (int(ids.min()) < 0 or int(ids.max()) >= len(flat)):
+            raise ValueError(f"key_ids must be in 0..{len(flat) - 1} (rows of states)")
+        if not np.isin(flat[:, :q], (0.0, 1.0, 2.0)).all():
+            raise ValueError("a state's first half holds status codes 0, 1 or 2")
+        table_s = np.ascontiguousarray(flat[:, :q], dtype=np.uint8)
+        table_v = np.ascontiguousarray(flat[:, q:])
+        engine_obj = self._engine(chosen)
+        if hasattr(engine_obj, "advance_table"):
+            status, value = engine_obj.advance_table(ids, codes, events.data(), table_s,
+                                                     table_v)
+        else:
+            status, value = _empty_output(n, len(self.dt.final))
+            order = np.argsort(ids, kind="stable")
+            bounds = np.searchsorted(ids[order], np.arange(len(flat) + 1))
+            for g in np.flatnonzero(np.diff(bounds)).tolist():
+                rows = order[bounds[g]:bounds[g + 1]]
+                (table_s[g], table_v[g]), out = self._advance(
+                    chosen, (table_s[g], np.where(table_s[g] == 1, table_v[g], np.nan)),
+                    codes[rows], events.take(rows))
+                status[rows] = out.status.reshape(len(rows), -1)
+                value[rows] = out.value.reshape(len(rows), -1)
+        finals = np.concatenate([table_s.astype(np.float64),
+                                 np.where(table_s == 1, table_v, np.nan)], axis=1)
+        return _output(status, value, self.outputs), finals
+
     def session(self, state: np.ndarray | None = None, *, engine: str = "auto") -> Session:
         """A resumable run: feed events in chunks; ``state`` restores a saved ``Session.state``."""
         config = self._initial_config if state is None else _config_from_state(self.dt, state)
