@@ -1,4 +1,5 @@
-"""Rows/s and per-batch latency of spark_udf.monitor_stream at steady state (issue 6).
+"""Rows/s and per-batch latency of spark_udf.monitor_stream at steady state, and state per
+key (issues 6 and 20).
 
 Run (from the repository root)::
 
@@ -14,9 +15,20 @@ file and shuffled within one), and streams them through Spark's file source
 with a watermark of 10 seconds:
 
 * ``monitor_stream`` with the query ``avg_last(5, cur)``;
-* the floor: a ``transformWithStateInPandas`` processor that only counts
-  each key's events in a value state and passes its rows through — what
-  Spark's stateful Python operator costs before any monitoring.
+* the floor the issue set (20, goal 6): a ``transformWithStateInPandas``
+  processor grouped by key that only counts each key's events in a value
+  state and passes its rows through — what Spark's stateful Python operator
+  costs per key before any monitoring;
+* the floor of monitor_stream's own shape: the same pass-through grouped by
+  ``monitor_stream``'s buckets (a count per bucket).
+
+State per key (issue 20, goal 7): for each query of benchmarks/end_to_end.py and
+the one above, the bytes a key takes in monitor_stream's state value (its row of
+``Bucket.keys`` as stored: the key, the configuration, the last event's time and
+wake-up; measured on the stream's first batches of 10,000 keys, each key's row
+averaged) against the kernel's configuration (9 bytes per DT state); and Spark's
+own figure for the stream above, RocksDB's SST files over the keys (compressed, and
+holding the waiting events too).
 
 Per job, Spark's own progress reports give each micro-batch's duration
 (``triggerExecution``) and row count; the first ``--warmup`` batches (worker
@@ -45,6 +57,10 @@ from results import RESULTS, write_section
 
 from qre import qre
 from spark_udf import local_session, monitor_stream
+from spark_udf.buckets import GROUP, Bucket, BucketRules, step_bucket
+from spark_udf.keyed import TIME_US, Rules
+from spark_udf.plan import make_plan
+from spark_udf.stream import BUCKETS_PER_PARTITION
 
 QUERY = "avg_last(5, cur)"
 SCHEMA = "k long, t double, tag string, v double"
@@ -82,10 +98,23 @@ class PassThrough(StatefulProcessor):
         pass
 
 
+class PassThroughBuckets(PassThrough):
+    """The floor of monitor_stream's shape: a count per bucket, the rows as they are."""
+
+    def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame],
+                        timerValues: Any) -> Iterator[pd.DataFrame]:
+        for frame in super().handleInputRows(key, rows, timerValues):
+            yield frame[["k", "t", "tag", "v"]]
+
+
 def progress_rows(query: Any) -> list[tuple[int, float]]:
     """(input rows, seconds) of each micro-batch with data, in batch order."""
     return [(p["numInputRows"], p["durationMs"]["triggerExecution"] / 1000)
             for p in query.recentProgress if p["numInputRows"]]
+
+
+SST_BYTES: dict[int, float] = {}
+"""RocksDB's SST bytes per key at the end of each monitor_stream run, by key count."""
 
 
 def run_monitor(spark: Any, source: Path, tmp: Path) -> list[tuple[int, float]]:
@@ -94,22 +123,60 @@ def run_monitor(spark: Any, source: Path, tmp: Path) -> list[tuple[int, float]]:
                            output=str(tmp / "out-monitor"), checkpoint=str(tmp / "ckpt-monitor"),
                            watermark="10 seconds", trigger={"availableNow": True})
     query.awaitTermination()
+    keys = int(source.name.split("-")[-1])
+    metrics = query.lastProgress["stateOperators"][0]["customMetrics"]
+    SST_BYTES[keys] = metrics.get("rocksdbSstFileSize", float("nan")) / keys
+    return progress_rows(query)
+
+
+def _pass_through(spark: Any, source: Path, tmp: Path, group: str, processor: Any,
+                  name: str) -> list[tuple[int, float]]:
+    from pyspark.sql import functions as F
+
+    df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source))
+    buckets = BUCKETS_PER_PARTITION * int(spark.conf.get("spark.sql.shuffle.partitions"))
+    events = (df.withColumn("ts", F.timestamp_seconds("t")).withWatermark("ts", "10 seconds")
+              .drop("ts").withColumn("bucket", F.pmod(F.hash("k"), F.lit(buckets))))
+    out = events.groupBy(group).transformWithStateInPandas(
+        statefulProcessor=processor, outputStructType=SCHEMA, outputMode="Append",
+        timeMode="None")
+    query = (out.writeStream.format("noop").option("checkpointLocation", str(tmp / name))
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
     return progress_rows(query)
 
 
 def run_floor(spark: Any, source: Path, tmp: Path) -> list[tuple[int, float]]:
-    from pyspark.sql import functions as F
+    return _pass_through(spark, source, tmp, "k", PassThrough(), "ckpt-floor")
 
-    df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(str(source))
-    events = (df.withColumn("ts", F.timestamp_seconds("t")).withWatermark("ts", "10 seconds")
-              .drop("ts"))
-    out = events.groupBy("k").transformWithStateInPandas(
-        statefulProcessor=PassThrough(), outputStructType=SCHEMA, outputMode="Append",
-        timeMode="None")
-    query = (out.writeStream.format("noop").option("checkpointLocation", str(tmp / "ckpt-floor"))
-             .trigger(availableNow=True).start())
-    query.awaitTermination()
-    return progress_rows(query)
+
+def run_floor_buckets(spark: Any, source: Path, tmp: Path) -> list[tuple[int, float]]:
+    return _pass_through(spark, source, tmp, "bucket", PassThroughBuckets(), "ckpt-buckets")
+
+
+def key_state_bytes(text: str, alphabet: list[str], keys: int, events: int
+                    ) -> tuple[int, float]:
+    """(Q, bytes per key of ``Bucket.keys`` as stored) for the query after three batches of
+    ``events`` events over ``keys`` keys (one bucket: the per-key bytes do not depend on
+    how keys are split), with a watermark, as monitor_stream runs it."""
+    m = qre(text) if alphabet is None else qre(text, alphabet)
+    rng = np.random.default_rng(1)
+    frames = []
+    for i in range(3):
+        frame = pd.DataFrame({"k": rng.integers(0, keys, events),
+                              "t": 100.0 * i + 100.0 * rng.random(events),
+                              "tag": rng.choice(list(m.alphabet), events),
+                              "v": rng.normal(size=events)})
+        frame[TIME_US] = (frame["t"] * 1e6).astype(np.int64)
+        frame[GROUP] = frame["k"].astype(str)
+        frames.append(frame)
+    plan = make_plan("bench", frames[0][["k", "t", "tag", "v"]], m, "k", "t", "tag", "v", (),
+                     "table", "error")
+    spec = BucketRules(plan, Rules(watermark=True), m, "table", int)
+    bucket = Bucket.empty(spec)
+    for i, frame in enumerate(frames):  # the watermark: the times before, less 10 s
+        bucket, _ = step_bucket(spec, bucket, frame, max(0, 100 * i - 10) * 1_000_000)
+    return len(m.dt.states), len(bucket.to_bytes()[0]) / len(bucket.keys)
 
 
 def summary(batches: list[tuple[int, float]], warmup: int) -> tuple[float, float, float, int]:
@@ -135,16 +202,30 @@ def main() -> None:
     for keys in args.keys:
         with tempfile.TemporaryDirectory() as name:
             tmp = Path(name)
-            write_files(tmp / "in", args.batches, args.batch_events, keys)
+            source = tmp / f"in-{keys}"
+            write_files(source, args.batches, args.batch_events, keys)
             for job, run in [("monitor_stream", run_monitor),
-                             ("floor: pass-through stateful processor", run_floor)]:
-                batches = run(spark, tmp / "in", tmp)
+                             ("floor: pass-through per key", run_floor),
+                             ("floor: pass-through per bucket", run_floor_buckets)]:
+                batches = run(spark, source, tmp)
                 if sum(n for n, _ in batches) != args.batches * args.batch_events:
                     raise AssertionError(f"{job}: not every event was read: {batches}")
                 median, p90, rate, n = summary(batches, args.warmup)
                 lines.append(f"| {keys:,} | {args.batch_events // keys:,} | {job} | {n} | "
                              f"{median:.2f} | {p90:.2f} | {rate:,.0f} | {rate / cores:,.0f} |")
                 print(lines[-1], flush=True)
+    sys.path.insert(0, str(Path(__file__).parent))
+    from end_to_end import QUERIES
+
+    state_lines = []
+    for query, text, alphabet in [(f"`{QUERY}`", QUERY, ["m"]),
+                                  *((name, text, None) for name, text in QUERIES.items())]:
+        q, per_key = key_state_bytes(text, alphabet, 10_000, args.batch_events)
+        state_lines.append(f"| {query} | {q} | {9 * q} | {per_key:.0f} | "
+                           f"{per_key / (9 * q):.2f} |")
+        print(state_lines[-1], flush=True)
+    sst = "; ".join(f"{keys:,} keys: {SST_BYTES[keys]:.0f} bytes per key"
+                    for keys in args.keys if keys in SST_BYTES)
     command = " ".join(["benchmarks/spark_stream.py", *sys.argv[1:]])
     text = "\n".join([
         "## Spark streaming: monitor_stream at steady state", "",
@@ -154,12 +235,24 @@ def main() -> None:
         f"of {args.batch_events:,} events (one Parquet file each), watermark 10 seconds, `noop` "
         f"sink; latency is Spark's `triggerExecution` per micro-batch, the first "
         f"{args.warmup} batches left out; rows/s is the steady batches' rows over their summed "
-        "latencies. The floor is a `transformWithStateInPandas` processor that only counts "
-        "each key's events in its state and passes the rows through.", "",
+        "latencies. The floors are `transformWithStateInPandas` processors that only count "
+        "events in their state and pass the rows through: grouped by key (the issue's floor), "
+        "and grouped by monitor_stream's buckets (its own shape: one call per bucket).", "",
         "| keys | events per key per batch | job | steady batches | median latency s "
         "| p90 latency s | rows/s | rows/s per core |",
         "|---:|---:|---|---:|---:|---:|---:|---:|",
-        *lines])
+        *lines, "",
+        "State per key: each key's row of the bucket's state as stored (Arrow: the key, the "
+        "configuration as 9 bytes per DT state, the last event's time, the wake-up), after three "
+        f"batches of {args.batch_events:,} events over 10,000 keys with a watermark, against the "
+        "kernel's configuration (Q DT states, 9 bytes each). Before buckets a key's state was a "
+        "row of its own holding the fingerprint (about 70 characters) and the configuration as "
+        f"2Q doubles (16 bytes per state). Spark's RocksDB SST files at the end of the runs "
+        f"above (compressed; waiting events included): {sst or 'not reported'}.", "",
+        "| query | DT states Q | configuration bytes (9Q) | state bytes per key "
+        "| / configuration |",
+        "|---|---:|---:|---:|---:|",
+        *state_lines])
     write_section(args.output, "spark-stream", text)
     print(text)
 

@@ -127,7 +127,7 @@ class Bucket:
         return _arrow_bytes(self.keys), _arrow_bytes(self.pending)
 
     @staticmethod
-    def from_bytes(spec: BucketRules, keys: bytes, pending: bytes) -> Bucket:
+    def from_bytes(keys: bytes, pending: bytes) -> Bucket:
         """The bucket :meth:`to_bytes` stored."""
         frame = _arrow_frame(keys)
         for c in _NULLABLE_LONGS:

@@ -529,7 +529,7 @@ class _MonitorProcessor(StatefulProcessor):
                 f"monitor_stream: the checkpoint's state for bucket {bucket_id} was written by "
                 f"another monitor (fingerprint {fingerprint}, this one {self.spec.fingerprint}); "
                 f"restart it with that query, or give this one a new checkpoint directory")
-        return Bucket.from_bytes(rules, keys, pending), timer_ms
+        return Bucket.from_bytes(keys, pending), timer_ms
 
     def _store(self, new: Bucket, timer_ms: int | None, fired_ms: int | None) -> None:
         wake = None

@@ -143,14 +143,14 @@ def simulate_buckets(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
             events = batch[batch["k"] % n_buckets == b]
             if len(events):
                 new, rows = step_bucket(spec, buckets[b], events, watermark_us)
-                buckets[b] = Bucket.from_bytes(spec, *new.to_bytes())
+                buckets[b] = Bucket.from_bytes(*new.to_bytes())
                 outputs.append(rows)
         for b in range(n_buckets):
             wake = (buckets[b].keys["wake_ms"].dropna() if rules.watermark
                     else pd.Series([], dtype=float))
             if len(wake) and wake.min() <= watermark_ms:
                 new, rows = step_bucket(spec, buckets[b], None, watermark_us)
-                buckets[b] = Bucket.from_bytes(spec, *new.to_bytes())
+                buckets[b] = Bucket.from_bytes(*new.to_bytes())
                 outputs.append(rows)
         if len(batch) and delay is not None:
             latest = max(latest or 0, int(batch[TIME_US].max()))
