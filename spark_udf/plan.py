@@ -335,7 +335,10 @@ def frame_rows(plan: Plan, key: Any, events: pd.DataFrame | None, status: np.nda
         elif source is None:
             columns[c] = [None] * n
         elif c == plan.tag:
-            columns[c] = [text(t) for t in source[c].to_numpy()]
+            cells = source[c].to_numpy(dtype=object)
+            # Tags are text already, almost always: then one C pass checks it.
+            columns[c] = cells if pd.api.types.infer_dtype(cells, skipna=False) == "string" \
+                else [text(t) for t in cells]
         else:
             cells = source[c].to_numpy()
             columns[c] = cells if missing is None or not missing.any() else np.where(
