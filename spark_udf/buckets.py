@@ -252,103 +252,114 @@ def _key_row(spec: BucketRules, group: Any, state: KeyState) -> dict[str, Any]:
 def _step_all(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
               watermark_us: int | None) -> tuple[Bucket, pd.DataFrame]:
     """The rules of :func:`spark_udf.keyed.step` for an untimed monitor, on every key of
-    the bucket at once (module docstring)."""
-    plan, rules, m = spec.plan, spec.rules, spec.monitor
+    the bucket at once (module docstring): sort the events out, run the ready ones from
+    their keys' configurations, then the keys' next states."""
+    plan, m = spec.plan, spec.monitor
     keys = bucket.keys
-    k0 = len(keys)
     if events is None:
         events = bucket.pending.iloc[:0]
-    groups = pd.Series([*keys[GROUP], *events[GROUP]], dtype=object).to_numpy()
-    all_ids, uniques = stream_ids(groups)
+    # Keys numbered 0..k−1: the bucket's keys first (in their order), then new ones.
+    ids, uniques = stream_ids(pd.Series([*keys[GROUP], *events[GROUP]], dtype=object).to_numpy())
     n_keys = len(uniques)
-    event_ids = all_ids[k0:]
     touched = np.zeros(n_keys, dtype=bool)
-    touched[event_ids] = True
-    touched[:k0] |= _due(spec, bucket, watermark_us)
+    touched[ids[len(keys):]] = True
+    touched[:len(keys)] |= _due(spec, bucket, watermark_us)
     user_keys = np.array([spec.key_of(g) for g in uniques] + [None], dtype=object)[:-1]
+    late, ready, waiting = _sort_out(spec, bucket, events, ids[len(keys):], uniques,
+                                     user_keys, watermark_us)
 
-    late_mask = np.zeros(len(events), dtype=bool)
+    configs, has_config = _configs(m, keys, n_keys)
+    last_us, known_us = np.full(n_keys, -1, dtype=np.int64), np.zeros(n_keys, dtype=bool)
+    if "last_us" in keys:
+        known_us[:len(keys)] = keys["last_us"].notna().to_numpy()
+        last_us[:len(keys)][known_us[:len(keys)]] = keys["last_us"].dropna().to_numpy(
+            dtype=np.int64)
+    status, value, finals, segment_key = _run_ready(spec, ready.rows, ready.ids, configs,
+                                                    has_config, last_us, known_us, user_keys)
+    ends = _group_ends(ready.ids)
+    processed = np.zeros(n_keys, dtype=bool)
+    processed[ready.ids] = True
+    configs[segment_key[_group_ends(segment_key)]] = finals[_group_ends(segment_key)]
+    if spec.rules.watermark:
+        last_us[ready.ids[ends]] = ready.rows[TIME_US].to_numpy(dtype=np.int64)[ends]
+        known_us |= processed
+    has_config |= processed
+
+    outputs = []
+    if len(late.rows):
+        n_out = len(plan.result_pairs)
+        outputs.append(frame_rows(plan, None, late.rows,
+                                  np.zeros((len(late.rows), n_out), dtype=np.int8),
+                                  np.full((len(late.rows), n_out), np.nan), late=True,
+                                  row_keys=user_keys[late.ids]))
+    if len(ready.rows):
+        outputs.append(frame_rows(plan, None, ready.rows, status, value, late=False,
+                                  row_keys=user_keys[ready.ids]))
+    rows = concat_rows(outputs) if outputs else keyed._no_rows(plan)
+
+    n_waiting = np.bincount(waiting.ids, minlength=n_keys)
+    keep = has_config | (n_waiting > 0)  # a key with nothing processed nor waiting goes
+    if spec.rules.ttl_us is not None:  # and so does an idle one (keyed._unless_idle)
+        idle = (n_waiting == 0) & known_us & (
+            spec.rules.effective(watermark_us) > last_us + spec.rules.ttl_us)
+        keep &= ~(touched & idle)
+    columns: dict[str, Any] = {GROUP: uniques, "config": _config_bytes(m, configs, has_config)}
+    if not spec.rules.watermark:
+        columns.update(_last_order(spec, keys, ready.rows, ready.ids, ends, n_keys))
+    if "last_us" in spec.key_columns:
+        columns["last_us"] = pd.array(np.where(known_us, last_us, 0), dtype="Int64")
+        columns["last_us"][~known_us] = pd.NA
+    if spec.rules.watermark:
+        columns["wake_ms"] = _wake_ms(spec, waiting.rows, waiting.ids, n_keys, last_us,
+                                      known_us)
+    frame = pd.DataFrame(columns, columns=spec.key_columns).iloc[np.flatnonzero(keep)]
+    stays = keep[waiting.ids]
+    pending = Bucket.empty(spec).pending if not stays.any() else waiting.rows[stays].assign(
+        **{GROUP: uniques[waiting.ids[stays]]})[spec.pending_columns].reset_index(drop=True)
+    return Bucket(frame.reset_index(drop=True), pending), rows
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """Events and their keys' ids."""
+
+    rows: pd.DataFrame
+    ids: np.ndarray
+
+
+def _sort_out(spec: BucketRules, bucket: Bucket, events: pd.DataFrame, event_ids: np.ndarray,
+              uniques: np.ndarray, user_keys: np.ndarray, watermark_us: int | None
+              ) -> tuple[_Rows, _Rows, _Rows]:
+    """The late events, the events to process now and those that wait (grouped by key,
+    each key's in processing order): ``keyed._sort_out`` on every key; the late-event
+    policy ``"fail"`` raises here."""
+    plan, rules = spec.plan, spec.rules
     release_us = rules.release_us(watermark_us)
     if rules.watermark:
-        late_mask = events[TIME_US].to_numpy() <= release_us
-        pending_ids = _ids_of(bucket.pending[GROUP], uniques)
-        candidates = _concat([bucket.pending, events[~late_mask]])
-        candidate_ids = np.concatenate([pending_ids, event_ids[~late_mask]])
+        behind = events[TIME_US].to_numpy() <= release_us
+        late = _Rows(events[behind], event_ids[behind])
+        candidates = _concat([bucket.pending, events[~behind]])
+        candidate_ids = np.concatenate([_ids_of(bucket.pending[GROUP], uniques),
+                                        event_ids[~behind]])
     else:
         candidates, candidate_ids = events.reset_index(drop=True), event_ids
     order = _keyed_order(candidates, candidate_ids, plan)
     candidates, candidate_ids = candidates.take(order).reset_index(drop=True), \
         candidate_ids[order]
     if rules.watermark:
-        ready_mask = candidates[TIME_US].to_numpy() <= release_us
+        now = candidates[TIME_US].to_numpy() <= release_us
     else:
-        ready_mask = ~_late_without_watermark(spec, keys, candidates, candidate_ids)
-        late_rows = candidates[~ready_mask]
-        late_ids = candidate_ids[~ready_mask]
-    if rules.watermark:
-        late_rows, late_ids = events[late_mask], event_ids[late_mask]
-    if len(late_rows) and rules.late == "fail":
-        g = int(late_ids[0])
-        state = _key_state(spec, keys.iloc[g], None) if g < k0 else KeyState()
-        mine = late_rows.iloc[np.flatnonzero(late_ids == g)]
-        keyed._late_rows(plan, rules, user_keys[g], mine, state, release_us)  # raises
-    ready, ready_ids = candidates[ready_mask], candidate_ids[ready_mask]
-    waiting, waiting_ids = candidates[~ready_mask], candidate_ids[~ready_mask]
-    if not rules.watermark:
-        waiting, waiting_ids = waiting.iloc[:0], waiting_ids[:0]
-
-    configs, has_config = _configs(m, keys, n_keys)
-    last_us = np.full(n_keys, -1, dtype=np.int64)
-    known_us = np.zeros(n_keys, dtype=bool)
-    if "last_us" in keys:
-        stored = keys["last_us"].to_numpy(dtype="float64", na_value=np.nan)
-        known_us[:k0] = ~np.isnan(stored)
-        last_us[:k0][known_us[:k0]] = keys["last_us"][known_us[:k0]].to_numpy(dtype=np.int64)
-    status, value, finals, segment_key = _run_ready(spec, ready, ready_ids, configs,
-                                                    has_config, last_us, known_us, user_keys)
-    ends = _group_ends(ready_ids)
-    processed = np.zeros(n_keys, dtype=bool)
-    processed[ready_ids] = True
-    new_configs = configs.copy()
-    new_configs[segment_key[_group_ends(segment_key)]] = finals[_group_ends(segment_key)]
-    if rules.watermark:
-        last_us[ready_ids[ends]] = ready[TIME_US].to_numpy(dtype=np.int64)[ends]
-        known_us |= processed
-    has_config = has_config | processed
-
-    outputs = []
-    if len(late_rows):
-        n_out = len(plan.result_pairs)
-        outputs.append(frame_rows(plan, None, late_rows,
-                                  np.zeros((len(late_rows), n_out), dtype=np.int8),
-                                  np.full((len(late_rows), n_out), np.nan), late=True,
-                                  row_keys=user_keys[late_ids]))
-    if len(ready):
-        outputs.append(frame_rows(plan, None, ready, status, value, late=False,
-                                  row_keys=user_keys[ready_ids]))
-    rows = concat_rows(outputs) if outputs else keyed._no_rows(plan)
-
-    n_waiting = np.bincount(waiting_ids, minlength=n_keys)
-    keep = has_config | (n_waiting > 0)
-    if rules.ttl_us is not None:
-        effective = rules.effective(watermark_us)
-        idle = (n_waiting == 0) & known_us & (effective > last_us + rules.ttl_us)
-        keep &= ~(touched & idle)
-    new_keys = {GROUP: uniques}
-    new_keys["config"] = _config_bytes(m, new_configs, has_config)
-    if not spec.rules.watermark:
-        last_values = _last_order(spec, keys, ready, ready_ids, ends, n_keys)
-        new_keys.update(last_values)
-    if "last_us" in spec.key_columns:
-        new_keys["last_us"] = pd.array(np.where(known_us, last_us, 0), dtype="Int64")
-        new_keys["last_us"][~known_us] = pd.NA
-    if rules.watermark:
-        new_keys["wake_ms"] = _wake_ms(spec, waiting, waiting_ids, n_keys, last_us, known_us)
-    frame = pd.DataFrame(new_keys, columns=spec.key_columns).iloc[np.flatnonzero(keep)]
-    pending = waiting[keep[waiting_ids]].assign(**{GROUP: uniques[waiting_ids[
-        keep[waiting_ids]]]}) if len(waiting) else Bucket.empty(spec).pending
-    return (Bucket(frame.reset_index(drop=True),
-                   pending[spec.pending_columns].reset_index(drop=True)), rows)
+        now = ~_late_without_watermark(spec, bucket.keys, candidates, candidate_ids)
+        late = _Rows(candidates[~now], candidate_ids[~now])
+    if len(late.rows) and rules.late == "fail":
+        g = int(late.ids[0])
+        state = (_key_state(spec, bucket.keys.iloc[g], None) if g < len(bucket.keys)
+                 else KeyState())
+        keyed._late_rows(plan, rules, user_keys[g], late.rows.iloc[np.flatnonzero(
+            late.ids == g)], state, release_us)  # raises
+    waiting = (_Rows(candidates[~now], candidate_ids[~now]) if rules.watermark
+               else _Rows(candidates.iloc[:0], candidate_ids[:0]))
+    return late, _Rows(candidates[now], candidate_ids[now]), waiting
 
 
 def _run_ready(spec: BucketRules, ready: pd.DataFrame, ready_ids: np.ndarray,
