@@ -127,14 +127,17 @@ class CodegenEngine(ArrayEngine):
     each function on its first call — or all at once with :meth:`compile`.
     """
 
-    def __init__(self, dt: DT, *, registers: bool | None = None) -> None:
+    def __init__(self, dt: DT, *, registers: bool | None = None,
+                 loops: bool | None = None) -> None:
         """``registers``: keep the configuration in local variables across events (by
-        default for DTs of at most :data:`codegen.emit.MAX_REGISTER_STATES` states)."""
+        default for DTs of at most :data:`codegen.emit.MAX_REGISTER_STATES` states).
+        ``loops``: step blocks of states of one shape in loops (:mod:`codegen.loops`; by
+        default for DTs of more than :data:`codegen.emit.MAX_UNROLLED_STATES` states)."""
         super().__init__(dt)
         self.source: str = emit(self.tables, states=dt.states, tags=dt.alphabet,
-                                registers=registers)
+                                registers=registers, loops=loops)
         self.digest: str = hashlib.sha256(self.source.encode()).hexdigest()
-        if registers is None:
+        if registers is None and loops is None:
             _DIGESTS[dt] = self.digest
 
     @property
