@@ -43,7 +43,10 @@ of q on label ℓ is ``s<q>_<ℓ>``/``v<q>_<ℓ>``, the partial unions before it
 ``s<q>``/``v<q>`` for DTs of at most :data:`MAX_REGISTER_STATES` states
 (registers, fastest), in the ``status``/``value`` arrays for larger ones (it
 would be spilled anyway, and 2·|Q| loop-carried locals make compile time
-explode: ≈ quadratic in |Q|).
+explode: ≈ quadratic in |Q|). Straight-line code still grows with the DT (about 17
+lines per state, a few hundred lines compiled a second): above
+:data:`MAX_UNROLLED_STATES` states :func:`emit` writes the loop shape of
+:mod:`codegen.loops` instead (``loops=``), one loop body per shape of block.
 
 Generated functions (module globals ``N_STATES``, ``N_TAGS``, ``N_OUT``):
 
