@@ -1,9 +1,9 @@
 """The loop shape of a generated kernel: a large DT's step as loops over per-state tables.
 
-Why. The straight-line code of :mod:`codegen.emit` grows with the DT: about 16 lines
-per state, and Numba compiles about a thousand lines a second (typing every call,
+Why. The straight-line code of :mod:`codegen.emit` grows with the DT: about 17 lines
+per state, and Numba compiles a few hundred lines a second (typing every call,
 lowering, LLVM's passes — measured on a window of 333 slots, 1,001 states: 16,757
-lines, 42 s). But a large DT repeats itself: the states of a window's slots, of a
+lines, 34 s of CPU). But a large DT repeats itself: the states of a window's slots, of a
 nested query's levels, step by the same formula on other states. So here a label's
 step is cut into *blocks* (the strongly connected components of
 :func:`codegen.tables.flatten`) and every block is reduced to its **shape**: its
@@ -55,8 +55,9 @@ _GROUP_LINES = 400
 """About this many lines of shapes per jitted function: Numba's analyses of one function
 (liveness, SSA) take time superlinear in its blocks × variables, and each function costs
 a fixed part (about 0.1 s). A nested query of 1,068 states (35 shapes, 2,000 lines)
-compiled in 5.2 s CPU with 150 or 400 lines per function, 5.8 s with 1,000 and 5.9 s in
-one function (benchmarks/compile_cost.py's cases, by hand)."""
+compiled in 5.2-5.4 s CPU with 150 or 400 lines per function, 5.8-6.1 s with 1,000 and
+5.9-6.8 s in one function; one of 798 states (24 shapes, 1,200 lines) in 2.5-3.0 s
+either way (two rounds, benchmarks/compile_cost.py's "eps fill 24" and "split fill 44")."""
 
 _WIDTH = 96
 """Characters per line of a table's literal."""
