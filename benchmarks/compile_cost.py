@@ -40,6 +40,19 @@ Families:
   ``prepare("codegen", background=True)`` (the table engine while the kernel
   compiles in another process), the seconds until the kernel is ready (a fresh
   cache directory) and a run on it.
+
+Section "codegen shapes" (``--sections shapes``; issue 20, goal 3): the cold compile of
+the codegen kernel (``CodegenEngine.compile``: every entry point, a fresh cache
+directory, one fresh process per cell, wall and CPU seconds — the machine is shared,
+CPU seconds vary less) in the straight-line shape (``loops=False``: what every DT got
+before :mod:`codegen.loops`) and in the loop shape, on DTs of about 130 to 1,000
+states (:data:`SHAPE_CASES`); then in one more process, both kernels loaded from that
+cache: the events per second of each on the same seeded random events (engine
+``advance``, alternating, best of 5) with their outputs checked equal bit for bit to
+each other and to the table engine's; and the time to a first result on a cold
+cache: ``m.run`` with ``engine="auto"`` (the table engine: auto never waits for a
+compile), and ``m.prepare("codegen")`` then ``m.run`` (the compile on the caller's
+path).
 """
 
 from __future__ import annotations
@@ -52,6 +65,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from results import RESULTS, write_section
 
@@ -108,6 +122,19 @@ FAMILIES = {
     "window": (window, (10, 100, 1000, 10_000, 100_000)),
 }
 CODEGEN_SLOTS = (10, 100, 300, 1000)
+SHAPE_CASES = {
+    "`avg_last(64, cur)`": "alphabet m; avg_last(64, cur)",
+    "window, 43 slots": window(43),
+    "window, 85 slots": window(85),
+    "window, 333 slots": window(333),
+    "split fill 44": split_fill(44),
+    "eps fill 24": eps_fill(24),
+    "window, 1,000 slots": window(1000),
+}
+"""DTs for the "codegen shapes" table: windows and nested fills (above) near the
+loop shape's threshold (:data:`codegen.emit.MAX_UNROLLED_STATES`), near 1,000 states,
+and a window of 3,002."""
+SHAPE_EVENTS = 20_000
 
 
 # --------------------------------------------------------------------------- one process
@@ -164,9 +191,149 @@ def measure_codegen(text: str) -> dict[str, object]:
             "ready": ready, "codegen": codegen}
 
 
-def run_one(root: Path, kind: str, text: str, timeout: float) -> dict[str, object]:
-    """One measurement in a fresh process of the checkout ``root``."""
-    env = dict(os.environ, PYTHONPATH=str(root))
+def measure_shape(text: str) -> dict[str, object]:
+    """In this process, on the cache directory ``$QRE_CACHE_DIR``: compile the kernel of
+    ``text`` in the shape ``$QRE_SHAPE`` (``lines``: straight-line; ``loops``)."""
+    import time
+
+    from codegen.generated import CodegenEngine
+    from qre import qre
+
+    m = qre(text)
+    wall, cpu = time.perf_counter(), time.process_time()
+    engine = CodegenEngine(m.dt, loops=os.environ["QRE_SHAPE"] == "loops")
+    emitted = time.perf_counter() - wall
+    engine.compile()
+    return {"states": len(m.dt.states), "lines": engine.source.count("\n"),
+            "emit": emitted, "wall": time.perf_counter() - wall,
+            "cpu": time.process_time() - cpu}
+
+
+def measure_speed(text: str) -> dict[str, object]:
+    """In this process, both shapes loaded from ``$QRE_CACHE_DIR`` (compiled there by
+    :func:`measure_shape`): ns per event of each and of the table engine, alternating,
+    best of 5, outputs checked."""
+    import time
+
+    import numpy as np
+
+    from codegen.generated import CodegenEngine
+    from codegen.kernels import TableEngine
+    from qre import qre
+
+    m = qre(text)
+    shapes = os.environ.get("QRE_SHAPES", "lines,loops").split(",")
+    engines: dict[str, Any] = {shape: CodegenEngine(m.dt, loops=shape == "loops")
+                               for shape in shapes}
+    engines["table"] = TableEngine(m.dt)
+    for engine in engines.values():
+        if isinstance(engine, CodegenEngine):
+            assert engine.is_ready(), "measure_shape did not compile it"
+            engine.compile()  # loads
+    rng = np.random.default_rng(0)
+    codes = rng.integers(-1, len(m.dt.alphabet), SHAPE_EVENTS).astype(np.int64)
+    cur = rng.choice([-2.0, -0.5, 0.0, 1.0, 3.0], (SHAPE_EVENTS, len(engines["table"].columns)))
+    cur = cur[:, 0] if cur.shape[1] == 1 else None if not cur.shape[1] else cur
+    status, value = engines["table"].initial_config([0.0] * len(m.dt.initial))
+    best = dict.fromkeys(engines, float("inf"))
+    outs = {}
+    for _ in range(5):
+        for name, engine in engines.items():
+            start = time.perf_counter()
+            outs[name] = engine.advance(status, value, codes, cur)
+            best[name] = min(best[name], time.perf_counter() - start)
+    for name in shapes:
+        for got, want in zip(outs[name], outs["table"], strict=True):
+            assert same_bits(got, want), f"{name} differs from the table engine"
+    return {f"{k}_ns": 1e9 * v / SHAPE_EVENTS for k, v in best.items()}
+
+
+def same_bits(a: Any, b: Any) -> bool:
+    """Equal arrays, floats bit for bit except a NaN's sign and payload."""
+    import numpy as np
+
+    if a.dtype != np.float64:
+        return bool(np.array_equal(a, b))
+    nan = np.isnan(a)
+    return bool(np.array_equal(nan, np.isnan(b))
+                and np.array_equal(a[~nan].view(np.int64), b[~nan].view(np.int64)))
+
+
+def measure_first(text: str) -> dict[str, object]:
+    """In this process, on a fresh cache: the seconds to a first result of ``m.run`` (or
+    ``run_timed``) with ``engine="auto"``, then of ``m.prepare("codegen")`` and a run."""
+    import time
+
+    import numpy as np
+
+    from qre import qre
+    from qre.runtime.timed import input_tags, is_timed
+
+    with tempfile.TemporaryDirectory() as cache:
+        os.environ["QRE_CACHE_DIR"] = cache
+        m = qre(text)
+        rng = np.random.default_rng(0)
+        tags = list(rng.choice(input_tags(m), SHAPE_EVENTS))
+        values = rng.normal(size=SHAPE_EVENTS)
+
+        def run() -> float:
+            start = time.perf_counter()
+            if is_timed(m):
+                m.run_timed(np.arange(SHAPE_EVENTS) * 0.5, tags, values)
+            else:
+                m.run(tags, values)
+            return time.perf_counter() - start
+
+        auto, engine = run(), m.resolve_engine("auto")
+        start, cpu = time.perf_counter(), time.process_time()
+        m.prepare("codegen")
+        run()
+    return {"auto_first": auto, "auto_engine": engine,
+            "codegen_first": time.perf_counter() - start,
+            "codegen_first_cpu": time.process_time() - cpu}
+
+
+def ns(r: dict[str, object], key: str) -> str:
+    return f"{r[key]:,.0f}" if key in r else "–"
+
+
+def shapes_table(timeout: float) -> str:
+    """The "codegen shapes" table: every case compiled in both shapes, then measured."""
+    rows = ["| DT | states | lines: source lines | lines: compile s (CPU s) | "
+            "loops: source lines | loops: compile s (CPU s) | lines ns/event | "
+            "loops ns/event | table ns/event | first result, auto (table) s | "
+            "first result, prepare(\"codegen\") + run s |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, text in SHAPE_CASES.items():
+        with tempfile.TemporaryDirectory() as cache:
+            env = {"QRE_CACHE_DIR": cache}
+            lines = run_one(ROOT, "shape", text, timeout, dict(env, QRE_SHAPE="lines"))
+            loops = run_one(ROOT, "shape", text, timeout, dict(env, QRE_SHAPE="loops"))
+            compiled = [shape for shape, r in (("lines", lines), ("loops", loops))
+                        if "error" not in r]
+            speed = (run_one(ROOT, "speed", text, timeout,
+                             dict(env, QRE_SHAPES=",".join(compiled)))
+                     if compiled else {"error": "-"})
+        first = run_one(ROOT, "first", text, timeout)
+        speed = dict(speed, **first) if "error" not in first else first
+        cells = [f"{r['lines']:,} | {r['wall']:.2f} ({r['cpu']:.2f})" if "error" not in r
+                 else f"| {r['error']}" for r in (lines, loops)]
+        tail = (f"{ns(speed, 'lines_ns')} | {ns(speed, 'loops_ns')} | "
+                f"{ns(speed, 'table_ns')} | {speed['auto_first']:.2f} | "
+                f"{speed['codegen_first']:.2f} ({speed['codegen_first_cpu']:.2f})"
+                if "error" not in speed
+                else f"{speed['error']} | | | |")
+        states = next((f"{r['states']:,}" for r in (lines, loops) if "states" in r), "")
+        rows.append(f"| {name} | {states} | " + " | ".join(cells) + f" | {tail} |")
+        print(rows[-1], flush=True)
+    return "\n".join(rows)
+
+
+def run_one(root: Path, kind: str, text: str, timeout: float,
+            env: dict[str, str] | None = None) -> dict[str, object]:
+    """One measurement in a fresh process of the checkout ``root`` (``env``: more
+    environment variables)."""
+    env = dict(os.environ, PYTHONPATH=str(root), **(env or {}))
     cmd = [sys.executable, str(Path(__file__).resolve()), "--one", kind]
     try:
         done = subprocess.run(cmd, input=text, capture_output=True, text=True, env=env,
@@ -222,15 +389,41 @@ def main() -> None:
     parser.add_argument("--codegen-timeout", type=float, default=900.0,
                         help="seconds per process of the codegen table")
     parser.add_argument("--output", type=Path, default=RESULTS)
-    parser.add_argument("--one", choices=["compile", "codegen"], help=argparse.SUPPRESS)
+    parser.add_argument("--sections", default="compile-cost,codegen-shapes",
+                        help="the RESULTS.md sections to measure, comma-separated")
+    parser.add_argument("--one", choices=list(MEASURES), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.one:  # a child: the query on stdin, the measurement on stdout
-        measure = measure_compile if args.one == "compile" else measure_codegen
+        measure = MEASURES[args.one]
         try:
             print(json.dumps(measure(sys.stdin.read())))
         except Exception as err:  # a refused query (QreTypeError), or a failure to show
             kind = type(err).__name__
             print(json.dumps({"error": "refused" if kind == "QreTypeError" else kind}))
+        return
+    sections = args.sections.split(",")
+    if "codegen-shapes" in sections:
+        write_section(args.output, "codegen-shapes", "\n\n".join([
+            "## Codegen kernel shapes: cold compile and per-event speed",
+            f"`python benchmarks/compile_cost.py --sections codegen-shapes --codegen-timeout "
+            f"{args.codegen_timeout:g}` on {platform.machine()} ({os.cpu_count()} cores, "
+            f"shared), Python {platform.python_version()}. Compile: `CodegenEngine.compile()` "
+            "(emit, write, every entry point) on a fresh cache, one fresh process per cell, "
+            "wall seconds (CPU seconds of the process); \"lines\": the straight-line shape, "
+            "what every DT got before `codegen.loops` (`loops=False`); \"loops\": blocks of "
+            "states of one shape stepping in loops over per-state tables (the default "
+            "above `MAX_UNROLLED_STATES` states). ns/event: `advance` on "
+            f"{SHAPE_EVENTS:,} seeded random events (tags uniform, 1 in "
+            "|tags|+1 skipped), best of 5, the engines alternating in one process, "
+            "outputs equal bit for bit. First result: a fresh cache, `m.run(...)` of those "
+            "events through `qre`'s Monitor; `auto` runs the table engine on a cold cache.",
+            shapes_table(args.codegen_timeout),
+            "The \"lines\" kernels are byte for byte those of the checkout before "
+            "`codegen.loops` (same source hash), and DTs of at most 128 states still get "
+            "them by default: their machine code, hence their speed per event, is "
+            "unchanged."]))
+        print(f"wrote {args.output}")
+    if "compile-cost" not in sections:
         return
     command = ("python benchmarks/compile_cost.py" + (" --before CHECKOUT" if args.before
                                                       else "")
@@ -256,6 +449,10 @@ def main() -> None:
     ])
     write_section(args.output, "compile-cost", text)
     print(f"wrote {args.output}")
+
+
+MEASURES = {"compile": measure_compile, "codegen": measure_codegen, "shape": measure_shape,
+            "speed": measure_speed, "first": measure_first}
 
 
 if __name__ == "__main__":

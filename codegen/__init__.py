@@ -33,8 +33,10 @@ behind one array interface (:class:`~codegen.kernels.ArrayEngine`:
   a module specialised to one DT from its tables: per label straight-line,
   branch-free code (lifting and union as integer selects on status locals,
   each local assigned once), constants inlined, the configuration in local
-  variables (small DTs) or in the arrays (large ones, where compile time
-  would explode);
+  variables (small DTs) or in the arrays; :mod:`codegen.loops` — above
+  ``MAX_UNROLLED_STATES`` states, one loop body per shape of block (blocks
+  that compute alike on other states), their states and constants in tables:
+  code that grows with the shapes, not the states (compile time);
 * :mod:`codegen.generated` — the ``"codegen"`` engine:
   :class:`~codegen.generated.CodegenEngine` writes that module to
   ``$QRE_CACHE_DIR`` (default ``~/.cache/qre/codegen``) under the sha256 of its
@@ -50,9 +52,8 @@ behind one array interface (:class:`~codegen.kernels.ArrayEngine`:
 Cost model: optimizing is linear in the DT's size per round (milliseconds for
 hundreds of states, under a second for 10k); the table engine is ready at once
 for any query; the codegen engine costs about a second of compilation for a
-small query (more for large ones:
-roughly linear in the DT's size in the array shape) and then runs one to two
-orders of magnitude faster.
+small query (a few seconds for a thousand states in the loop shape) and then
+runs one to two orders of magnitude faster.
 
 Not yet: restart (Definition 5.4) in the compiled engines.
 """

@@ -43,7 +43,10 @@ of q on label ℓ is ``s<q>_<ℓ>``/``v<q>_<ℓ>``, the partial unions before it
 ``s<q>``/``v<q>`` for DTs of at most :data:`MAX_REGISTER_STATES` states
 (registers, fastest), in the ``status``/``value`` arrays for larger ones (it
 would be spilled anyway, and 2·|Q| loop-carried locals make compile time
-explode: ≈ quadratic in |Q|).
+explode: ≈ quadratic in |Q|). Straight-line code still grows with the DT (about 17
+lines per state, a few hundred lines compiled a second): above
+:data:`MAX_UNROLLED_STATES` states :func:`emit` writes the loop shape of
+:mod:`codegen.loops` instead (``loops=``), one loop body per shape of block.
 
 Generated functions (module globals ``N_STATES``, ``N_TAGS``, ``N_OUT``):
 
@@ -82,7 +85,8 @@ from dt.terms import OPS, Apply, Const, Cur, Term, Var
 
 from .tables import OP_CONST, OP_CUR, OP_NEW, OP_OLD, OPCODES, Tables
 
-__all__ = ["FUNCTIONS", "MAX_REGISTER_STATES", "MAX_ROW_STATES", "emit"]
+__all__ = ["FUNCTIONS", "MAX_REGISTER_STATES", "MAX_ROW_STATES", "MAX_UNROLLED_STATES",
+           "emit"]
 
 FUNCTIONS = ("init", "segment", "run_chunk")
 """The jitted functions of every emitted module (small DTs also have ``run_rows``)."""
@@ -90,6 +94,14 @@ FUNCTIONS = ("init", "segment", "run_chunk")
 MAX_REGISTER_STATES = 128
 """Up to this many states the configuration lives in local variables across events;
 beyond, it stays in the arrays (see the module docstring: compile time)."""
+
+MAX_UNROLLED_STATES = MAX_REGISTER_STATES
+"""Up to this many states a label's step is straight-line code, one stretch per state;
+beyond, blocks of states of one shape step in loops over per-state tables
+(:mod:`codegen.loops`). The straight-line code has about 17 lines per state and Numba
+compiles a few hundred lines a second; just above :data:`MAX_REGISTER_STATES` (the
+configuration in arrays either way) the loops already compile in less time at about the
+same speed per event (benchmarks/RESULTS.md, "Codegen kernel shapes")."""
 
 MAX_ROW_STATES = 16
 """Up to this many states the module also has ``run_rows``: keyed rows in input order,
@@ -286,6 +298,15 @@ class _Emitter:
         return (t.code_start[tau + 1] - c0 == 1 and int(t.code_arg[c0]) == source[0]
                 and int(t.code_op[c0]) == (OP_NEW if source[1] else OP_OLD))
 
+    def const(self, pc: int) -> str:
+        """The constant operand of bytecode position ``pc``: a literal."""
+        return _literal(float(self.tables.consts[self.tables.code_arg[pc]]))
+
+    def cur(self, column: int, lab: _Label) -> str:
+        """Data column ``column`` of the event: loaded once at the top of the label."""
+        lab.columns.add(column)
+        return f"cur{column}_{lab.number}"
+
     def old(self, p: int) -> Pair:
         """Status and value of p in the previous configuration."""
         if self.registers:
@@ -326,14 +347,13 @@ class _Emitter:
         for pc in range(t.code_start[tau], t.code_start[tau + 1]):
             op, arg = int(t.code_op[pc]), int(t.code_arg[pc])
             if op == OP_CONST:
-                stack.append((_literal(float(t.consts[arg])), 0))
+                stack.append((self.const(pc), 0))
             elif op == OP_NEW:
                 stack.append((lab.primed[arg][1], 0))
             elif op == OP_OLD:
                 stack.append((self.old(arg)[1], 0))
             elif op == OP_CUR:
-                lab.columns.add(arg)
-                stack.append((f"cur{arg}_{lab.number}", 0))
+                stack.append((self.cur(arg, lab), 0))
             else:
                 name = _OP_NAME[op]
                 k = OPS[name].arity
@@ -625,12 +645,16 @@ def run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v
 
 
 def emit(tables: Tables, *, states: Sequence[str] | None = None,
-         tags: Sequence[str] | None = None, registers: bool | None = None) -> str:
+         tags: Sequence[str] | None = None, registers: bool | None = None,
+         loops: bool | None = None) -> str:
     """The source of a module of Numba functions for the DT of ``tables``.
 
     ``states`` and ``tags`` (``dt.states``, ``dt.alphabet``) only name things in
     comments; by default states are ``q0, q1, …`` and the number of tags is
-    read from the tables. Pure: equal arguments give equal text.
+    read from the tables. ``registers``: the configuration in locals (default: up
+    to :data:`MAX_REGISTER_STATES` states). ``loops``: the loop shape of
+    :mod:`codegen.loops` (default: above :data:`MAX_UNROLLED_STATES` states; the
+    configuration is in arrays then). Pure: equal arguments give equal text.
     """
     n_tags = len(tables.label_start) - 2
     states = tuple(states) if states is not None else tuple(f"q{k}"
@@ -639,15 +663,22 @@ def emit(tables: Tables, *, states: Sequence[str] | None = None,
     if len(states) != tables.n_states or len(tags) != n_tags:
         raise ValueError(f"names for {len(states)} states and {len(tags)} tags; the tables "
                          f"have {tables.n_states} and {n_tags}")
+    if loops is None:
+        loops = tables.n_states > MAX_UNROLLED_STATES
     if registers is None:
-        registers = tables.n_states <= MAX_REGISTER_STATES
+        registers = tables.n_states <= MAX_REGISTER_STATES and not loops
+    if loops and registers:
+        raise ValueError("the loop shape keeps the configuration in arrays: registers=True "
+                         "and loops=True exclude each other")
     em = _Emitter(tables, states, tags, registers)
     header = [
         '"""A Numba kernel for one data transducer, generated by codegen.emit (seed 003, §5.1).',
         "",
         f"{tables.n_states} states, {n_tags} tags, {len(tables.final)} outputs, "
         f"{len(tables.src_start) - 1} transitions. The configuration is in "
-        + ("locals s<q>/v<q>." if registers else "the arrays."),
+        + ("locals s<q>/v<q>." if registers else
+           "the arrays; blocks of states step in loops (codegen.loops)." if loops else
+           "the arrays."),
         "s<q>_<l>/v<q>_<l>: the new value q' on label l (0 init, 1 + k tag k). Status 0 ⊥,",
         "1 defined, 2 ⊤. Generated: do not edit (the file is named by the sha256 of this text).",
         '"""',
@@ -667,7 +698,12 @@ def emit(tables: Tables, *, states: Sequence[str] | None = None,
         "",
         "",
     ]
-    body = [*em.emit_init(), "", "", *em.emit_segment(), "", *_RUNNERS.splitlines()]
+    if loops:
+        from .loops import loop_module  # it builds on this module's emitter
+
+        body = [*loop_module(em), "", *_RUNNERS.splitlines()]
+    else:
+        body = [*em.emit_init(), "", "", *em.emit_segment(), "", *_RUNNERS.splitlines()]
     if registers and tables.n_states <= MAX_ROW_STATES:
         body += ["", "", *em.emit_rows()]
     return "\n".join(header + body) + "\n"

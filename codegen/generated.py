@@ -2,7 +2,9 @@
 
 Seed 003, §5.1 (Equation (1), Theorem 5.1). :func:`codegen.emit.emit` writes the
 Python source of a module specialised to one DT (straight-line code per label,
-the configuration in local variables for small DTs); :class:`CodegenEngine`
+the configuration in local variables for small DTs; above
+:data:`codegen.emit.MAX_UNROLLED_STATES` states, loops over tables of alike blocks of
+states, :mod:`codegen.loops`, which compile in seconds); :class:`CodegenEngine`
 imports it and runs it behind the array interface of
 :class:`codegen.kernels.TableEngine` (same validation —
 :class:`codegen.kernels.ArrayEngine` — same outputs bit for bit up to the sign
@@ -30,9 +32,9 @@ compiled in this process, or its Numba cache files exist — after
 compiles (or loads) everything eagerly, ``init`` too, and logs the time;
 without it the first ``advance`` pays that cost (and ``init`` compiles on
 the first ``initial_config``). :meth:`CodegenEngine.compile_apart` compiles in another
-Python process into the disk cache, then loads from it: a compile of minutes (a DT of
-thousands of states) then holds neither this process's interpreter lock nor Numba's
-compiler lock, so runs on the table engine meanwhile go at full speed.
+Python process into the disk cache, then loads from it: a compile of seconds (more for a
+DT of thousands of states) then holds neither this process's interpreter lock nor
+Numba's compiler lock, so runs on the table engine meanwhile go at full speed.
 """
 
 from __future__ import annotations
@@ -127,14 +129,17 @@ class CodegenEngine(ArrayEngine):
     each function on its first call — or all at once with :meth:`compile`.
     """
 
-    def __init__(self, dt: DT, *, registers: bool | None = None) -> None:
+    def __init__(self, dt: DT, *, registers: bool | None = None,
+                 loops: bool | None = None) -> None:
         """``registers``: keep the configuration in local variables across events (by
-        default for DTs of at most :data:`codegen.emit.MAX_REGISTER_STATES` states)."""
+        default for DTs of at most :data:`codegen.emit.MAX_REGISTER_STATES` states).
+        ``loops``: step blocks of states of one shape in loops (:mod:`codegen.loops`; by
+        default for DTs of more than :data:`codegen.emit.MAX_UNROLLED_STATES` states)."""
         super().__init__(dt)
         self.source: str = emit(self.tables, states=dt.states, tags=dt.alphabet,
-                                registers=registers)
+                                registers=registers, loops=loops)
         self.digest: str = hashlib.sha256(self.source.encode()).hexdigest()
-        if registers is None:
+        if registers is None and loops is None:
             _DIGESTS[dt] = self.digest
 
     @property

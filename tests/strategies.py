@@ -110,6 +110,34 @@ def cyclic_dts(draw):
 
 
 @st.composite
+def replicated_dts(draw):
+    """k copies of a random DT side by side (states ``q_i``), copy i reading copy i-1
+    through a link transition whose constant is i: blocks of one shape, in chains, that
+    the loop shape of codegen (codegen.loops) runs in one loop with per-copy tables."""
+    base = draw(st.one_of(arbitrary_dts(max_states=4, max_transitions=6), cyclic_dts()))
+    k = draw(st.integers(2, 5))
+    link = (draw(st.sampled_from([*base.alphabet, EPS])), draw(st.sampled_from(base.states)),
+            draw(st.sampled_from(base.states)), draw(st.booleans()))
+    transitions = []
+    for i in range(k):
+        names = {Var(q, p): Var(f"{q}_{i}", p) for q in base.states for p in (False, True)}
+        transitions += [Transition(t.on, frozenset(names[v] for v in t.sources),
+                                   f"{t.target}_{i}", t.term.substitute(names))
+                        for t in base.transitions]
+        label, source, target, linked = link
+        if i and linked:
+            before = Var(f"{source}_{i - 1}", True)
+            transitions.append(Transition(label, frozenset({before}), f"{target}_{i}",
+                                          Apply("add", (before, Const(float(i))))))
+
+    def copies(qs):
+        return tuple(f"{q}_{i}" for i in range(k) for q in qs)
+
+    return DT(base.alphabet, copies(base.states), copies(base.initial), copies(base.final),
+              tuple(transitions))
+
+
+@st.composite
 def keyed_cases(draw):
     """A DT, an initial vector and interleaved rows of 1..12 keys (some skipped, some keys
     empty); more keys than the engines' chunks (4 per thread), so a chunk runs several keys."""

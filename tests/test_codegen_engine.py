@@ -32,12 +32,13 @@ from strategies import (
     cyclic_dts,
     initial_vectors,
     keyed_cases,
+    replicated_dts,
     sized_words,
 )
 from util import assert_same_outputs, same, same_vector
 
 from codegen import generated
-from codegen.emit import MAX_REGISTER_STATES, emit
+from codegen.emit import MAX_REGISTER_STATES, MAX_UNROLLED_STATES, emit
 from codegen.generated import CodegenEngine, is_ready
 from codegen.kernels import TableEngine, engine_evaluate
 from codegen.tables import flatten
@@ -81,10 +82,10 @@ def assert_same_arrays(got, want):
 # --------------------------------------------------------------------------- differential
 
 
-def check_engine(dt, x, word, registers, data):
+def check_engine(dt, x, word, shape, data):
     """Everything one compiled DT must do: Δ_i, outputs after every prefix, the final
     configuration, skipped events, resuming from a mid-stream configuration."""
-    engine = CodegenEngine(dt, registers=registers)
+    engine = CodegenEngine(dt, **shape)
     table = TableEngine(dt)
     assert same_vector(decode(*engine.initial_config(x)), initial_config(dt, x))
     want = evaluate(dt, x, word)
@@ -122,55 +123,69 @@ def check_engine(dt, x, word, registers, data):
     assert_same_outputs(rows(out[2], out[3]), expected)
 
 
-# ``registers``: None is the default code shape (locals for small DTs), False forces the
-# array shape that large DTs get; forcing locals on a large DT would only cost compile time.
-REGISTERS = st.sampled_from([None, False])
+# The code shapes: the default (locals for small DTs), the array shape that larger DTs get
+# (registers=False) and the loop shape of the largest (codegen.loops); forcing locals on a
+# large DT would only cost compile time.
+SHAPES = st.sampled_from([{}, {"registers": False}, {"loops": True}])
 
 
 @settings(max_examples=22)
-@given(st.one_of(arbitrary_dts(), cyclic_dts()), REGISTERS, st.data())
-def test_random_dts_match_the_reference_and_the_table_engine(dt, registers, data):
+@given(st.one_of(arbitrary_dts(), cyclic_dts()), SHAPES, st.data())
+def test_random_dts_match_the_reference_and_the_table_engine(dt, shape, data):
     """Random DTs, and DTs dense in primed reads (multi-state cycles, Kleene blocks)."""
     x = data.draw(initial_vectors(dt), label="x")
     word = data.draw(sized_words(dt.alphabet), label="word")
-    check_engine(dt, x, word, registers, data)
+    check_engine(dt, x, word, shape, data)
+
+
+@settings(max_examples=12)
+@given(replicated_dts(), st.data())
+def test_replicated_dts_in_the_loop_shape(dt, data):
+    """Copies of a DT chained by links: blocks of one shape run in one loop, their states
+    and constants from tables (codegen.loops), in an order that keeps every copy after
+    the one it reads; the same outputs as the reference and the table engine."""
+    x = data.draw(initial_vectors(dt), label="x")
+    word = data.draw(sized_words(dt.alphabet), label="word")
+    check_engine(dt, x, word, {"loops": True}, data)
 
 
 @settings(max_examples=8)
 @given(alphabets(2, 3).flatmap(lambda a: st.tuples(
     st.just(a), st.one_of(base_queries(a, depth=2), temporal_queries(a, depth=2)),
-    sized_words(a))), REGISTERS)
-def test_compiled_queries_match_the_reference(case, registers):
+    sized_words(a))), SHAPES)
+def test_compiled_queries_match_the_reference(case, shape):
     alphabet, query, word = case
     dt = compile_query(check(query, alphabet).query, alphabet).value
     assume(len(dt.states) <= 100)  # larger ones cost seconds of compilation: see below
-    engine = CodegenEngine(dt, registers=registers)
+    engine = CodegenEngine(dt, **shape)
     assert_same_outputs(engine_evaluate(engine, [0.0], word), evaluate(dt, [0.0], word))
 
 
 def test_a_larger_compiled_dt_matches_the_table_engine():
     """combine(…, +) nested 8 deep (benchmarks/query_sizes.py): more than
-    MAX_REGISTER_STATES states, so the default code keeps the configuration in the
-    arrays; a long random word with skipped events, against the table engine."""
+    MAX_UNROLLED_STATES states, so the default code keeps the configuration in the
+    arrays and steps in loops (codegen.loops); a long random word with skipped events,
+    against the table engine, in that shape and in the straight-line one."""
     plus = qast.BuiltinOp("+")
     query: qast.Query = qast.Iter(qast.Atom("a", Cur()), 0.0, plus)
     for _ in range(8):
         query = qast.Combine((query, qast.Iter(qast.Atom("a", Cur()), 1.0, plus)), plus)
     query = qast.Split(query, qast.Atom("b", Cur()), plus)
     dt = compile_query(query, ("a", "b"), lean=None).value  # large: as §5.2 prints it
-    assert len(dt.states) > MAX_REGISTER_STATES
-    engine = CodegenEngine(dt)
-    assert "_put(status," in engine.source  # the array shape
+    assert len(dt.states) > MAX_UNROLLED_STATES
     rng = np.random.default_rng(7)
     codes = rng.integers(-1, 2, 5000).astype(np.int64)
     cur = rng.choice([-2.0, -0.5, 0.0, 1.0, 3.0], 5000)
     table = TableEngine(dt)
     status, value = table.initial_config([0.0])
-    assert_same_arrays(engine.initial_config([0.0]), (status, value))
-    got = engine.advance(status, value, codes, cur)
     want = table.advance(status, value, codes, cur)
-    for k in (0, 2):
-        assert_same_arrays(got[k:k + 2], want[k:k + 2])
+    for loops in (None, False):
+        engine = CodegenEngine(dt, loops=loops)
+        assert ("SLOTS = np.array" in engine.source) == (loops is None)
+        assert_same_arrays(engine.initial_config([0.0]), (status, value))
+        got = engine.advance(status, value, codes, cur)
+        for k in (0, 2):
+            assert_same_arrays(got[k:k + 2], want[k:k + 2])
 
 
 def grouping(keys, n_keys):
@@ -182,11 +197,11 @@ def grouping(keys, n_keys):
 
 
 @settings(max_examples=8)
-@given(keyed_cases(), REGISTERS)
-def test_advance_keys_equals_each_key_alone(case, registers):
+@given(keyed_cases(), SHAPES)
+def test_advance_keys_equals_each_key_alone(case, shape):
     """advance_keys = advance on every key's rows alone = the table engine's advance_keys."""
     dt, x, n_keys, rows_ = case
-    engine = CodegenEngine(dt, registers=registers)
+    engine = CodegenEngine(dt, **shape)
     status0, value0 = engine.initial_config(x)
     codes = np.array([c for _, c, _ in rows_], dtype=np.int64)
     cur = np.array([d for _, _, d in rows_], dtype=np.float64)
@@ -252,7 +267,7 @@ def test_tags_with_the_same_step_share_one_branch():
 
 
 def test_advance_keys_many_keys_in_parallel_threads():
-    """Enough rows for the thread pool: thousands of skewed keys, both code shapes."""
+    """Enough rows for the thread pool: thousands of skewed keys, every code shape."""
     dt = DT(("a", "b"), ("q", "r"), ("q",), ("q", "r"),
             (_tr("a", ["q"], "q", "q + cur"), _tr("b", ["q"], "q", "q * 0.5"),
              _tr("b", ["q'"], "r", "q' - cur")))
@@ -266,9 +281,9 @@ def test_advance_keys_many_keys_in_parallel_threads():
     table = TableEngine(dt)
     status0, value0 = table.initial_config([0.0])
     want = table.advance_keys(order, offsets, codes, cur, status0, value0)
-    for registers in (None, False):
-        got = CodegenEngine(dt, registers=registers).advance_keys(order, offsets, codes, cur,
-                                                                  status0, value0)
+    for shape in ({}, {"registers": False}, {"loops": True}):
+        got = CodegenEngine(dt, **shape).advance_keys(order, offsets, codes, cur, status0,
+                                                      value0)
         for a, b in zip(got, want, strict=True):
             assert np.array_equal(a, b, equal_nan=True)
 
@@ -285,11 +300,12 @@ def _tr(on: str, sources: list[str], target: str, term: str) -> Transition:
 EDGES = [0.0, -0.0, math.nan, math.inf, -math.inf, 1.0, -1.5, 2.0, 3.0]
 
 
-@pytest.mark.parametrize("registers", [None, False])
-def test_every_operation_on_edge_values(registers):
+@pytest.mark.parametrize("shape", [{}, {"registers": False}, {"loops": True}])
+def test_every_operation_on_edge_values(shape):
     """Each op of OPS on signed zeros, NaN, infinities, zero divisors and mod signs: the same
     bits as dt.terms and as the table engine. Constant operands test the emitted literals
-    (-0.0, NaN, ±inf); a primed operand tests the primed locals."""
+    (-0.0, NaN, ±inf; in the loop shape, constants read from a table); a primed operand
+    tests the primed locals."""
     names = sorted(OPS)
     fields = ("x", "y", "z")
     transitions = []
@@ -305,7 +321,7 @@ def test_every_operation_on_edge_values(registers):
     states = tuple(f"{p}_{n}" for n in names for p in ("r", "c", "i"))
     dt = DT(("a",), states, (), states, tuple(transitions))
     combos = list(itertools.product(EDGES, repeat=3))
-    engine = CodegenEngine(dt, registers=registers)
+    engine = CodegenEngine(dt, **shape)
     status, value = engine.initial_config([])
     codes = np.zeros(len(combos), dtype=np.int64)
     got = engine.advance(status, value, codes, np.array(combos))
@@ -335,13 +351,16 @@ def test_deep_terms_spill_to_temporaries():
 
 
 def test_degenerate_dts():
-    """No states at all, and a tag without transitions (every state becomes ⊥)."""
+    """No states at all, and a tag without transitions (every state becomes ⊥); both
+    code shapes."""
     empty = DT(("a", "b"), (), (), (), ())
-    assert engine_evaluate(CodegenEngine(empty), [], [("a", 1.0), ("b", 2.0)]) == [(), (), ()]
     dt = DT(("a", "b"), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", "q + 1"),))
     word = [("a", 0.0), ("b", 0.0), ("a", 0.0)]
-    assert_same_outputs(engine_evaluate(CodegenEngine(dt), [1.0], word),
-                        evaluate(dt, [1.0], word))
+    for loops in (None, True):
+        assert engine_evaluate(CodegenEngine(empty, loops=loops), [],
+                               [("a", 1.0), ("b", 2.0)]) == [(), (), ()]
+        assert_same_outputs(engine_evaluate(CodegenEngine(dt, loops=loops), [1.0], word),
+                            evaluate(dt, [1.0], word))
 
 
 def test_values_of_undefined_states_are_ignored():
@@ -350,8 +369,8 @@ def test_values_of_undefined_states_are_ignored():
     skipped event or through a copy transition."""
     dt = DT(("a", "b"), ("q", "r"), ("q",), ("q", "r"),
             (_tr("a", ["q"], "q", "q + 1"), _tr("b", ["q"], "r", "q")))
-    for registers in (None, False):
-        engine = CodegenEngine(dt, registers=registers)
+    for shape in ({}, {"registers": False}, {"loops": True}):
+        engine = CodegenEngine(dt, **shape)
         s, v, out_s, out_v = engine.advance(np.array([0, 0], np.uint8), np.array([5.0, 6.0]),
                                             np.array([-1, 1, 0]))
         assert out_s.tolist() == [[0, 0]] * 3 and s.tolist() == [0, 0]

@@ -57,7 +57,7 @@ ready: ``"codegen"`` if its kernel is compiled (in this process or in the disk
 cache), else ``"table"``; :meth:`Monitor.prepare` compiles an engine ahead of
 use, e.g. ``m.prepare("codegen")`` before a long run, or
 ``m.prepare("codegen", background=True)`` to compile in another process while
-``"auto"`` runs the table engine (a DT of thousands of states takes minutes to compile).
+``"auto"`` runs the table engine (seconds for a DT of a thousand states, more beyond).
 For a run that is its process's only one, as ``qre run``'s, ``resolve_engine("auto",
 events=n)`` picks the reference engine when the run is small (:data:`SMALL_RUN`): then
 interpreting costs less than importing Numba and loading a kernel.
