@@ -56,6 +56,7 @@ import platform
 import tempfile
 import time
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numba
@@ -75,7 +76,14 @@ QUERIES = {
     "failure since success (failed_since_ok.qre)":
         (EXAMPLES / "failed_since_ok.qre").read_text().replace("alphabet ok, fail;", ALPHABET),
 }
-TOOLS = ("qre run_keys (codegen)", "hand-written Numba", "pandas", "polars", "DuckDB")
+SIZE, SLIDE = 300, 60
+"""The sliding window of the timed query, in seconds: 5 minutes, sliding by 1 minute."""
+TIMED = {"sliding 5 min average (run_timed)":
+         f"{ALPHABET} aggregate(avg(cur), {SIZE // 60}min, {SLIDE // 60}min)"}
+SPAN, JITTER = 3600, 10
+"""Event times: row i at ⌊i · SPAN / N⌋ s plus 0..JITTER−1 s (an hour of arrivals, slightly
+out of order)."""
+TOOLS = ("qre (codegen)", "hand-written Numba", "pandas", "polars", "DuckDB")
 
 
 # --------------------------------------------------------------------------- data
@@ -91,6 +99,7 @@ def make_parquet(path: Path, n: int, k: int) -> None:
         "v": np.round(rng.normal(10.0, 3.0, n), 3),
     })
     frame["row"] = np.arange(n, dtype=np.int64)
+    frame["t"] = frame["row"] * SPAN // n + rng.integers(0, JITTER, n)
     frame.to_parquet(path, index=False)
 
 
@@ -176,6 +185,56 @@ def hand(name: str, frame: pd.DataFrame) -> np.ndarray:
     return kernel(ids, v, k)
 
 
+@numba.njit(cache=True)
+def _hand_windows(ids, t, v, by_time, k):
+    """Every key's non-empty windows [l·SLIDE, l·SLIDE + SIZE), events in time order: an
+    event adds its reading to the SIZE / SLIDE windows open at its time (slot ⌊t / SLIDE⌋
+    b: windows b − w + 1 .. b, kept in a ring per key); a key's windows close when its time
+    reaches their end, the rest at the end of the input."""
+    w = SIZE // SLIDE
+    sums, counts = np.zeros((k, w)), np.zeros((k, w), dtype=np.int64)
+    none = np.iinfo(np.int64).min
+    slot = np.full(k, none)  # each key's latest slot
+    out = np.empty(len(t), dtype=np.int64), np.empty(len(t), dtype=np.int64), np.empty(len(t))
+    m = 0
+    for i in by_time:
+        g, b = ids[i], t[i] // SLIDE
+        if b != slot[g]:
+            if slot[g] != none:
+                out, m = _close(g, slot[g] - w + 1, min(slot[g], b - w), sums, counts, out, m)
+            slot[g] = b
+        for l in range(b - w + 1, b + 1):  # noqa: E741
+            sums[g, l % w] += v[i]
+            counts[g, l % w] += 1
+    for g in range(k):
+        out, m = _close(g, slot[g] - w + 1, slot[g], sums, counts, out, m)
+    return out[0][:m], out[1][:m], out[2][:m]
+
+
+@numba.njit(cache=True)
+def _close(g, first, last, sums, counts, out, m):
+    """Emit key g's non-empty windows first..last (key, start, average) and empty them."""
+    w = sums.shape[1]
+    for l in range(first, last + 1):  # noqa: E741
+        if counts[g, l % w]:
+            if m == len(out[0]):  # twice the room
+                out = (np.concatenate((out[0], out[0])), np.concatenate((out[1], out[1])),
+                       np.concatenate((out[2], out[2])))
+            out[0][m], out[1][m] = g, l * SLIDE
+            out[2][m] = sums[g, l % w] / counts[g, l % w]
+            sums[g, l % w], counts[g, l % w] = 0.0, 0
+            m += 1
+    return out, m
+
+
+def hand_timed(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    ids, uniques = pd.factorize(frame["key"])
+    t = frame["t"].to_numpy()
+    by_time = np.argsort(t, kind="stable")
+    g, start, value = _hand_windows(ids, t, frame["v"].to_numpy(), by_time, len(uniques))
+    return uniques[g], start, value
+
+
 # --------------------------------------------------------------------------- peers
 
 
@@ -242,6 +301,53 @@ def duckdb_form(name: str, con: object) -> np.ndarray:
     return np.ma.filled(np.ma.asarray(out, dtype=float), np.nan)  # a NULL: undefined
 
 
+Rows = tuple[np.ndarray, np.ndarray, np.ndarray]
+"""A timed query's result as (key, window start, average), one entry per window."""
+
+
+def pandas_timed(frame: pd.DataFrame) -> pd.Series:
+    """Panes: sums and counts per key and slot, each slot's added to the SIZE / SLIDE
+    windows that hold it."""
+    panes = (frame.assign(slot=frame["t"] // SLIDE).groupby(["key", "slot"], sort=False)["v"]
+             .agg(["sum", "count"]).reset_index())
+    spread = pd.concat([panes.assign(start=(panes["slot"] - j) * SLIDE)
+                        for j in range(SIZE // SLIDE)])
+    windows = spread.groupby(["key", "start"], sort=False)[["sum", "count"]].sum()
+    return windows["sum"] / windows["count"]
+
+
+def polars_timed(frame: object) -> object:
+    import polars as pl
+
+    return (frame.sort("t")  # type: ignore[attr-defined]
+            .group_by_dynamic("t", every=f"{SLIDE}i", period=f"{SIZE}i",
+                              offset=f"-{SIZE - SLIDE}i", group_by="key", closed="left",
+                              start_by="window")
+            .agg(pl.col("v").mean()))
+
+
+def duckdb_timed(con: object) -> dict[str, np.ndarray]:
+    query = (f"WITH panes AS (SELECT key, t // {SLIDE} AS slot, sum(v) AS s, count(*) AS c "
+             f"FROM events GROUP BY ALL) "
+             f"SELECT key, (slot - j) * {SLIDE} AS start, sum(s) / sum(c) AS v "
+             f"FROM panes, range({SIZE // SLIDE}) AS spread(j) GROUP BY ALL")
+    return con.execute(query).fetchnumpy()  # type: ignore[attr-defined, no-any-return]
+
+
+def timed_rows(tool: str, result: object) -> Rows:
+    """(key, start, average) of each tool's result."""
+    if tool == TOOLS[0]:
+        return result["key"], result["start"], result["value"]  # type: ignore[index]
+    if tool == TOOLS[1]:
+        return result  # type: ignore[return-value]
+    if tool == TOOLS[2]:
+        index = result.index  # type: ignore[attr-defined]
+        return index.get_level_values(0), index.get_level_values(1), result  # type: ignore[return-value]
+    if tool == TOOLS[3]:
+        return result["key"], result["t"], result["v"]  # type: ignore[index]
+    return result["key"], result["start"], result["v"]  # type: ignore[index]
+
+
 # --------------------------------------------------------------------------- run
 
 
@@ -281,6 +387,53 @@ def _zscore_margin(frame: pd.DataFrame, m: qre.Monitor) -> np.ndarray:
     return qre_form(qre.qre(text), frame)
 
 
+def qre_timed(m: qre.Monitor, frame: pd.DataFrame) -> pd.DataFrame:
+    return m.run_timed(frame["t"], frame["tag"], frame["v"], keys=frame["key"],
+                       engine="codegen")
+
+
+def sorted_rows(rows: Rows) -> pd.DataFrame:
+    """One order for every tool's rows: by key, then window start."""
+    keys, starts, values = rows
+    frame = pd.DataFrame({"key": np.asarray(keys, dtype=object),
+                          "start": np.asarray(starts, dtype=np.int64),
+                          "value": np.asarray(values, dtype=float)})
+    return frame.sort_values(["key", "start"], ignore_index=True)
+
+
+def check_timed(name: str, tool: str, got: pd.DataFrame, want: pd.DataFrame) -> None:
+    """The same windows (key and start) with the same averages, within 1e-9: the peers add
+    the readings in another order."""
+    assert len(got) == len(want), (name, tool, len(got), len(want))
+    for column in ("key", "start"):
+        same = got[column].to_numpy() == want[column].to_numpy()
+        assert same.all(), (name, tool, column, np.flatnonzero(~same)[:5])
+    ok = np.isclose(got["value"], want["value"], rtol=1e-9, atol=1e-9)
+    assert ok.all(), (name, tool, int((~ok).sum()), np.flatnonzero(~ok)[:5])
+
+
+def row_forms(name: str, m: qre.Monitor, frame: pd.DataFrame, pl_frame: object,
+              con: object) -> dict[str, Callable[[], object]]:
+    return {
+        TOOLS[0]: lambda: qre_form(m, frame),
+        TOOLS[1]: lambda: hand(name, frame),
+        TOOLS[2]: lambda: pandas_form(name, frame),
+        TOOLS[3]: lambda: polars_form(name, pl_frame),
+        TOOLS[4]: lambda: duckdb_form(name, con),
+    }
+
+
+def timed_forms(m: qre.Monitor, frame: pd.DataFrame, pl_frame: object,
+                con: object) -> dict[str, Callable[[], object]]:
+    return {
+        TOOLS[0]: lambda: qre_timed(m, frame),
+        TOOLS[1]: lambda: hand_timed(frame),
+        TOOLS[2]: lambda: pandas_timed(frame),
+        TOOLS[3]: lambda: polars_timed(pl_frame),
+        TOOLS[4]: lambda: duckdb_timed(con),
+    }
+
+
 def run(n: int, k: int, repeat: int = 3) -> tuple[list[dict[str, object]], list[str]]:
     import duckdb
     import polars as pl
@@ -293,21 +446,22 @@ def run(n: int, k: int, repeat: int = 3) -> tuple[list[dict[str, object]], list[
         pl_frame = pl.read_parquet(path)
         con = duckdb.connect()
         con.execute(f"CREATE TABLE events AS SELECT * FROM read_parquet('{path}')")
-        for name, text in QUERIES.items():
+        for name, text in {**QUERIES, **TIMED}.items():
             m = qre.qre(text)
-            forms = {
-                TOOLS[0]: lambda m=m: qre_form(m, frame),
-                TOOLS[1]: lambda name=name: hand(name, frame),
-                TOOLS[2]: lambda name=name: pandas_form(name, frame),
-                TOOLS[3]: lambda name=name: polars_form(name, pl_frame),
-                TOOLS[4]: lambda name=name: duckdb_form(name, con),
-            }
+            timed = name in TIMED
+            forms = (timed_forms if timed else partial(row_forms, name))(m, frame, pl_frame,
+                                                                       con)
             want = forms[TOOLS[0]]()  # warm-up: compiles or loads the kernels
+            if timed:
+                want = sorted_rows(timed_rows(TOOLS[0], want))
             seconds = {}
             for tool, form in forms.items():
-                note = check(name, tool, form(), want, frame, m)
-                if note:
-                    notes.append(f"{name}: {note}")
+                if timed:
+                    check_timed(name, tool, sorted_rows(timed_rows(tool, form())), want)
+                else:
+                    note = check(name, tool, form(), want, frame, m)
+                    if note:
+                        notes.append(f"{name}: {note}")
                 seconds[tool] = best_of(form, repeat)[0]
             rows.append({"query": name, "states": len(m.dt.states), **seconds})
             print(name, {t: round(s, 3) for t, s in seconds.items()}, flush=True)
