@@ -58,6 +58,7 @@ import time
 from collections.abc import Callable
 from functools import partial
 from pathlib import Path
+from typing import Any
 
 import numba
 import numpy as np
@@ -334,18 +335,17 @@ def duckdb_timed(con: object) -> dict[str, np.ndarray]:
     return con.execute(query).fetchnumpy()  # type: ignore[attr-defined, no-any-return]
 
 
-def timed_rows(tool: str, result: object) -> Rows:
+def timed_rows(tool: str, result: Any) -> Rows:
     """(key, start, average) of each tool's result."""
     if tool == TOOLS[0]:
-        return result["key"], result["start"], result["value"]  # type: ignore[index]
+        return result["key"], result["start"], result["value"]
     if tool == TOOLS[1]:
-        return result  # type: ignore[return-value]
+        return result  # type: ignore[no-any-return]
     if tool == TOOLS[2]:
-        index = result.index  # type: ignore[attr-defined]
-        return index.get_level_values(0), index.get_level_values(1), result  # type: ignore[return-value]
+        return result.index.get_level_values(0), result.index.get_level_values(1), result
     if tool == TOOLS[3]:
-        return result["key"], result["t"], result["v"]  # type: ignore[index]
-    return result["key"], result["start"], result["v"]  # type: ignore[index]
+        return result["key"], result["t"], result["v"]
+    return result["key"], result["start"], result["v"]
 
 
 # --------------------------------------------------------------------------- run
