@@ -35,7 +35,7 @@ import numpy as np
 
 from .numba_cache import guard_namespace
 
-__all__ = ["group_rows", "identity_ids", "is_permutation"]
+__all__ = ["group_rows", "identity_ids", "is_permutation", "sort_groups"]
 
 _JIT = {"nopython": True, "cache": True, "nogil": True}
 
@@ -57,6 +57,32 @@ def group_rows(ids: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     if len(ids) and (int(ids.min()) < 0 or int(ids.max()) >= n_keys):
         raise ValueError(f"key ids must be in 0..{n_keys - 1}")
     return _counting_sort(ids, n_keys)
+
+
+def sort_groups(order: np.ndarray, offsets: np.ndarray,
+                values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each group's rows (``order[offsets[g]:offsets[g+1]]``, as :func:`group_rows` gives
+    them) sorted by ``values`` (int64 or float64 at the rows, no NaN), stably: rows of
+    equal values keep their order. Returns the sorted order and ``run_start`` bool[n], True
+    where a position starts a run of rows equal in group and value.
+
+    With the groups in input order this is ``np.lexsort([values, group])`` (stable by
+    group, then value, then position), in a pass over the groups: an insertion sort,
+    linear on the nearly sorted times of event logs, that hands a group over to a merge
+    sort once it has moved more than a few rows per row.
+
+    >>> order, start = sort_groups(np.array([1, 4, 0, 2, 3]), np.array([0, 2, 5]),
+    ...                            np.array([7, 9, 5, 5, 9]))
+    >>> order.tolist(), start.tolist()
+    ([1, 4, 2, 3, 0], [True, False, True, False, True])
+    """
+    order = np.array(order, dtype=np.int64)  # a copy: sorted in place
+    values = values.astype(np.float64 if values.dtype.kind == "f" else np.int64, copy=False)
+    sorted_values = np.empty(len(order), dtype=values.dtype)
+    run_start = np.ones(len(order), dtype=bool)
+    _sort_groups(order, np.ascontiguousarray(offsets, dtype=np.int64), values, sorted_values,
+                 run_start)
+    return order, run_start
 
 
 def is_permutation(order: np.ndarray) -> bool:
@@ -108,6 +134,34 @@ def _counting_sort(ids, n_keys):
         order[fill[g]] = i
         fill[g] += 1
     return order, offsets
+
+
+# Outputs are allocated by numpy and filled here: numpy asks the kernel for huge pages
+# for large arrays, which take a tenth of the page faults (take_rows: 0.10 s against
+# 0.14 s for 16M rows allocated by Numba).
+
+
+@numba.jit(**_JIT)
+def _sort_groups(order, offsets, values, v, run_start):
+    for i in range(order.shape[0]):
+        v[i] = values[order[i]]
+    for g in range(offsets.shape[0] - 1):
+        lo, hi = offsets[g], offsets[g + 1]
+        budget, moved = 4 * (hi - lo) + 64, 0
+        for i in range(lo + 1, hi):
+            x, r, j = v[i], order[i], i
+            while j > lo and v[j - 1] > x:
+                v[j], order[j] = v[j - 1], order[j - 1]
+                j -= 1
+            v[j], order[j] = x, r
+            moved += i - j
+            if moved > budget:  # far from sorted: a stable merge sort of the rest
+                by = np.argsort(v[lo:hi], kind="mergesort")
+                order[lo:hi] = order[lo:hi][by]
+                v[lo:hi] = v[lo:hi][by]
+                break
+        for i in range(lo + 1, hi):
+            run_start[i] = v[i] != v[i - 1]
 
 
 @numba.jit(**_JIT)

@@ -1,8 +1,8 @@
 """The grouping kernels (codegen.grouping) against plain Python, and the long-column paths
 of tag codes that use them (issue 20: fast end to end).
 
-Oracles: ``id()`` for identity numbering, a stable sort for grouping, the short-column
-path (pandas) for tag codes and their errors.
+Oracles: ``id()`` for identity numbering, a stable sort for grouping and ordering, the
+short-column path (pandas) for tag codes and their errors.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codegen.grouping import group_rows, identity_ids, is_permutation
+from codegen.grouping import group_rows, identity_ids, is_permutation, sort_groups
 from qre.runtime import keys as keys_module
 from qre.runtime.monitor import tag_codes
 
@@ -97,3 +97,18 @@ def test_long_tag_columns_give_the_codes_and_errors_of_short_ones(tags, skip):
     short = codes()
     with patch.object(keys_module, "NUMBA_ROWS", 0):
         assert codes() == short
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(-4, 4)), max_size=120),
+       st.booleans(), st.booleans())
+def test_sort_groups_is_a_stable_sort_by_group_then_value(rows, descending, floats):
+    """Ties, and groups far from sorted (descending: past the insertion sort's budget, the
+    merge sort's turn)."""
+    ids = np.array([g for g, _ in rows], dtype=np.int64)
+    values = np.array([-t if descending else t for _, t in rows],
+                      dtype=np.float64 if floats else np.int64)
+    order, start = sort_groups(*group_rows(ids, 3), values)
+    want = np.lexsort([values, ids])
+    assert order.tolist() == want.tolist()
+    runs = np.stack([ids[want], values[want]], axis=1)
+    assert start.tolist() == [True, *(runs[1:] != runs[:-1]).any(axis=1).tolist()][:len(rows)]

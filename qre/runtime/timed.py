@@ -125,7 +125,8 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     if len(codes) != n:
         raise ValueError(f"times has {n} entries but there are {len(codes)} tags")
     key_ids, key_values = _keys(keys, n)
-    kept = np.flatnonzero(codes >= 0)  # skipped tags are dropped
+    # The rows that take part (None: all), without the skipped tags (−1).
+    kept = None if int(codes.min(initial=0)) >= 0 else np.flatnonzero(codes >= 0)
     order = processing_order(key_ids, clock_times, tags, codes, m.alphabet, values, tiebreak,
                              rows=kept)
     if dedup and len(order):
