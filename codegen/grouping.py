@@ -35,7 +35,8 @@ import numpy as np
 
 from .numba_cache import guard_namespace
 
-__all__ = ["group_rows", "identity_ids", "is_permutation", "sort_groups"]
+__all__ = ["events_in_order", "group_rows", "identity_ids", "interleave_ticks",
+           "is_permutation", "sort_groups", "take_rows", "tick_counts"]
 
 _JIT = {"nopython": True, "cache": True, "nogil": True}
 
@@ -83,6 +84,77 @@ def sort_groups(order: np.ndarray, offsets: np.ndarray,
     _sort_groups(order, np.ascontiguousarray(offsets, dtype=np.int64), values, sorted_values,
                  run_start)
     return order, run_start
+
+
+def events_in_order(order: np.ndarray, key: np.ndarray, time: np.ndarray,
+                    codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``key[order]``, ``time[order]``, ``codes[order]`` in one pass (three independent
+    reads a row: they overlap, where three numpy gathers wait for memory three times).
+
+    >>> [a.tolist() for a in events_in_order(np.array([1, 0]), np.array([4, 5]),
+    ...                                      np.array([6, 7]), np.array([8, 9]))]
+    [[5, 4], [7, 6], [9, 8]]
+    """
+    out = (np.empty(len(order), dtype=key.dtype), np.empty(len(order), dtype=time.dtype),
+           np.empty(len(order), dtype=codes.dtype))
+    _events_in_order(order, key, time, codes, *out)
+    return out
+
+
+def tick_counts(key: np.ndarray, time: np.ndarray, period: int, horizon: int | None,
+                until: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For events sorted by key, then time (int64): each one's slot ⌊time / period⌋ and
+    the clock ticks before and after it, by the rule of
+    :func:`qre.language.clock.clock_steps` (which does the same in numpy): ticks before
+    an event at the boundaries its key's time crosses since its previous event, after a
+    key's last event up to ``until`` (None: ``horizon`` ticks; no horizon: none), at most
+    ``horizon`` in a row (None: no bound). Returns int64 ``slot``, ``before``, ``after``.
+
+    >>> [a.tolist() for a in tick_counts(np.array([0, 0]), np.array([3, 25]), 10, None, None)]
+    [[0, 2], [0, 2], [0, 0]]
+    """
+    out = tuple(np.empty(len(key), dtype=np.int64) for _ in range(3))
+    _tick_counts(np.ascontiguousarray(key, dtype=np.int64),
+                 np.ascontiguousarray(time, dtype=np.int64), period,
+                 -1 if horizon is None else horizon, 0 if until is None else until,
+                 until is not None, *out)
+    return out
+
+
+def interleave_ticks(order: np.ndarray, key: np.ndarray, time: np.ndarray, codes: np.ndarray,
+                     counts: tuple[np.ndarray, np.ndarray, np.ndarray], tick_code: int,
+                     period: int, n_keys: int) -> tuple[np.ndarray, ...]:
+    """The steps of a timed run, events and ticks, grouped by key: ``order`` the events'
+    input rows in processing order, sorted by key (``key``, ids below ``n_keys``), then
+    time (``time``), with their tag codes ``codes``; ``counts`` the slots and ticks of
+    :func:`tick_counts`. Returns ``rows`` (each step's input row, −1 for a tick),
+    ``times`` (a tick's boundary), ``step_codes`` (``tick_code`` for a tick) and
+    ``offsets`` int64[n_keys + 1]: key g owns steps ``offsets[g]:offsets[g+1]``.
+
+    >>> rows, times, tags, offsets = interleave_ticks(
+    ...     np.array([1, 0]), np.array([0, 0]), np.array([3, 25]), np.array([6, 5]),
+    ...     (np.array([0, 2]), np.array([0, 2]), np.array([0, 0])), 9, 10, 1)
+    >>> rows.tolist(), times.tolist(), tags.tolist(), offsets.tolist()
+    ([1, -1, -1, 0], [3, 10, 20, 25], [6, 9, 9, 5], [0, 4])
+    """
+    slot, before, after = counts
+    total = len(order) + int(before.sum()) + int(after.sum())
+    out = (np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64),
+           np.empty(total, dtype=codes.dtype), np.zeros(n_keys + 1, dtype=np.int64))
+    _interleave_ticks(order, key, time, codes, slot, before, after,
+                      codes.dtype.type(tick_code), period, *out)
+    return out
+
+
+def take_rows(column: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """``column[rows]`` as float64, NaN where a row is −1 (a tick's data).
+
+    >>> take_rows(np.array([1.5, 2.5]), np.array([1, -1, 0])).tolist()
+    [2.5, nan, 1.5]
+    """
+    out = np.empty(len(rows), dtype=np.float64)
+    _take_rows(column, rows, out)
+    return out
 
 
 def is_permutation(order: np.ndarray) -> bool:
@@ -162,6 +234,56 @@ def _sort_groups(order, offsets, values, v, run_start):
                 break
         for i in range(lo + 1, hi):
             run_start[i] = v[i] != v[i - 1]
+
+
+@numba.jit(**_JIT)
+def _events_in_order(order, key, time, codes, key_out, time_out, codes_out):
+    for i in range(order.shape[0]):
+        r = order[i]
+        key_out[i], time_out[i], codes_out[i] = key[r], time[r], codes[r]
+
+
+@numba.jit(**_JIT)
+def _tick_counts(key, time, period, horizon, until, has_until, slot, before, after):
+    n = key.shape[0]
+    for i in range(n):
+        slot[i] = time[i] // period  # floor division, as numpy's
+        before[i] = slot[i] - slot[i - 1] if i > 0 and key[i] == key[i - 1] else 0
+        after[i] = 0
+        if i == n - 1 or key[i + 1] != key[i]:
+            if has_until:
+                after[i] = max(until // period - slot[i], 0)
+            elif horizon >= 0:
+                after[i] = horizon
+        if horizon >= 0:
+            before[i] = min(before[i], horizon)
+            after[i] = min(after[i], horizon)
+
+
+@numba.jit(**_JIT)
+def _interleave_ticks(order, key, time, codes, slot, before, after, tick_code, period, rows,
+                      times, step_codes, offsets):
+    # Reads and writes in order only: a random read here (codes[order[i]]) would stall the
+    # loop, whose tick counts branch on every event (0.5 s instead of 0.13 s for 16M steps).
+    s = 0
+    for i in range(order.shape[0]):
+        for j in range(before[i]):  # boundaries since the key's previous event
+            rows[s], times[s], step_codes[s] = -1, (slot[i - 1] + 1 + j) * period, tick_code
+            s += 1
+        rows[s], times[s], step_codes[s] = order[i], time[i], codes[i]
+        s += 1
+        for j in range(after[i]):  # boundaries after the key's last event
+            rows[s], times[s], step_codes[s] = -1, (slot[i] + 1 + j) * period, tick_code
+            s += 1
+        offsets[key[i] + 1] += before[i] + 1 + after[i]
+    for g in range(offsets.shape[0] - 1):
+        offsets[g + 1] += offsets[g]
+
+
+@numba.jit(**_JIT)
+def _take_rows(column, rows, out):
+    for s in range(rows.shape[0]):
+        out[s] = np.nan if rows[s] < 0 else column[rows[s]]
 
 
 @numba.jit(**_JIT)
