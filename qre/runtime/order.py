@@ -83,7 +83,7 @@ def event_order(key: np.ndarray, time: np.ndarray, ties: list[np.ndarray]) -> np
         return order
     at = np.flatnonzero(tied)
     rows = order[at]  # in input order within each run: the sort is stable
-    run = np.cumsum(run_start)[at]
+    run = np.cumsum(run_start[at])  # each tied run whole in at, its first row starting it
     order[at] = rows[np.lexsort([*(c[rows] for c in reversed(ties)), run])]
     return order
 
