@@ -17,13 +17,21 @@ passes over the rows:
 * :func:`group_rows` is a counting sort of key ids: the rows grouped by key, each
   key's rows in input order (what ``np.argsort(ids, kind="stable")`` gives) and
   the offsets of each key's run, as the keyed engines take them;
-* :func:`is_permutation` is the engines' check of a grouping they are given.
+* :func:`sort_groups` sorts each key's rows by time, stably (a timed run's
+  processing order, :func:`qre.runtime.order.event_order`);
+* :func:`is_permutation` is the engines' check of a grouping they are given;
+* for timed runs (:func:`qre.runtime.timed.run_timed`): :func:`events_in_order`
+  takes the events' key, time and tag in processing order, :func:`tick_counts` and
+  :func:`interleave_ticks` put the clock's ticks between them (the rule of
+  :func:`qre.language.clock.clock_steps`), :func:`take_rows` the events' data.
 
 Cost: :func:`identity_ids` one pass with a hash table of about 4 slots per
 distinct object (it gives up, returning None, once the distinct objects pass a
 limit: then hashing by value is no dearer); :func:`group_rows` two passes over the
-ids and an array of k + 1 counts. Both O(n), about 10 ns per row on this machine's
-scale (see benchmarks/end_to_end.py).
+ids and an array of k + 1 counts; :func:`sort_groups` linear on nearly sorted
+times (a merge sort per key beyond); the timed kernels one pass each. All about 10
+ns per row on this machine's scale (see benchmarks/end_to_end.py); the gathers
+(random reads) cost most.
 """
 
 from __future__ import annotations
