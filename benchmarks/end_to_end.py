@@ -4,8 +4,10 @@ What is compared. One frame of N events (default 10,000,000) over K keys (defaul
 100,000), read from Parquet the way each tool's user reads it (pandas'
 ``read_parquet`` for qre, the hand-written loop and pandas; ``polars.read_parquet``
 for polars; a DuckDB table loaded from the file for DuckDB): a text key
-(``user000042``), a text tag (``ok`` 10%, ``fail`` 5%, ``info`` 85%) and a float
-reading ``v``, keys interleaved at random. Four per-key queries, each by:
+(``user000042``), a text tag (``ok`` 10%, ``fail`` 5%, ``info`` 85%), a float
+reading ``v`` and an integer time ``t`` in seconds (row i at ⌊i · 3600 / N⌋ plus 0 to
+9 s: an hour of arrivals, each key's slightly out of order, some at equal times), keys
+interleaved at random. Five per-key queries, the first four one output per row, each by:
 
 * **qre**: ``Monitor.run_keys(frame.key, frame.tag, frame.v, engine="codegen")`` — text
   keys and tags in, one output per row out (status and value arrays);
@@ -26,17 +28,45 @@ login fail since the last success?" (``qre/examples/failed_since_ok.qre``: 1 if 
 last ``ok``/``fail`` event is a ``fail``). qre's queries are over the alphabet
 ``ok, fail, info`` (every event is a reading).
 
+The fifth is timed: each key's average reading over a sliding window of 5 minutes every
+minute, ``aggregate(avg(cur), 5min, 1min)``. Its rows are qre's window semantics
+(API.md, "Window aggregates"): the windows [60·l, 60·l + 300) s, epoch-aligned, closed
+on the left, of each key's events in event-time order; one row (key, window start,
+average = sum / count) for every window that holds an event — those that start before a
+key's first event and end after its last included, empty ones left out (6.4M rows at
+the default size). By:
+
+* **qre**: ``Monitor.run_timed(frame.t, frame.tag, frame.v, keys=frame.key,
+  engine="codegen")``, the user's DataFrame of emitted rows (key, time, start, tag,
+  row, status, value);
+* **hand-written Numba**: ``pd.factorize`` of the keys, a stable ``argsort`` of the
+  times, then one ``@njit`` loop in time order keeping each key's 5 open windows in a
+  ring (a reading is added to each); a key's windows are emitted as its time passes
+  their end, the rest at the end of the input; the keys' texts taken back;
+* **pandas**: panes — ``groupby(["key", minute])`` sums and counts, each pane spread
+  over the 5 windows that hold it (``concat``), summed per (key, start);
+* **polars**: ``group_by_dynamic("t", every="60i", period="300i", offset="-240i",
+  group_by="key", closed="left")`` after a sort by ``t`` (it wants each key's times
+  sorted), ``mean``;
+* **DuckDB**: the same panes in SQL (``GROUP BY key, t // 60``, joined to ``range(5)``),
+  fetched as numpy.
+
 Checks before timing: every tool's output equals qre's on every row — NaN where qre's
 status is not "defined", values within 1e-9 (relative) for the averages that the
 peers compute in another order, exactly for the rest; the z-score alarm compares two
 floats that the peers compute another way, so a row may flip only where those floats
-are within 1e-9 of each other (the script counts such rows and prints them).
+are within 1e-9 of each other (the script counts such rows and prints them). The timed
+query: the same (key, start) windows, in any order, averages within 1e-9 (the peers sum
+panes; the hand-written loop sums in time order as qre does, but takes equal times in
+input order where qre orders them by tag, then reading).
 
 What the numbers mean: seconds of one call, the best of 3 after a warm-up (which
 compiles and caches every kernel); each tool's own frame is in memory, its result
-built (qre: output arrays; pandas: a Series; polars: a Series; DuckDB: a numpy
-column). ``× hand``: the hand-written loop's seconds / the tool's; ``qre ×``: the tool's
-seconds / qre's (above 1: qre is faster). Ratios are the claim, measured in one run.
+built (qre: output arrays, or run_timed's DataFrame; pandas: a Series; polars: a Series,
+or a DataFrame; DuckDB: a numpy column, or columns). ``hand / qre``: the hand-written
+loop's seconds / qre's (below 1: the loop is faster); ``qre ×``: the tool's seconds /
+qre's (above 1: qre is faster).
+Ratios are the claim, measured in one run.
 
 Run::
 
@@ -468,7 +498,8 @@ def run(n: int, k: int, repeat: int = 3) -> tuple[list[dict[str, object]], list[
     return rows, notes
 
 
-def markdown(rows: list[dict[str, object]], notes: list[str], n: int, k: int) -> str:
+def markdown(rows: list[dict[str, object]], notes: list[str], n: int, k: int,
+             load: tuple[float, float]) -> str:
     head = ("| query | DT states | " + " | ".join(f"{t} s" for t in TOOLS)
             + " | hand / qre | qre × pandas | qre × polars | qre × DuckDB |")
     lines = [head, "|---|" + "---:|" * (len(TOOLS) + 5)]
@@ -485,17 +516,21 @@ def markdown(rows: list[dict[str, object]], notes: list[str], n: int, k: int) ->
                 f"pandas {pd.__version__}, polars {__import__('polars').__version__}, "
                 f"DuckDB {__import__('duckdb').__version__}")
     text = [
-        "## End to end: run_keys against a hand-written loop, pandas, polars and DuckDB",
+        "## End to end: run_keys and run_timed against a hand-written loop, pandas, polars and "
+        "DuckDB",
         "",
         f"Produced by `.venv/bin/python benchmarks/end_to_end.py --events {n} --keys {k} "
         f"--write` on {stamp} ({platform.machine()}, {os.cpu_count()} cores, {versions}). "
         f"{n:,} events over {k:,} text keys read from Parquet; seconds of one call, best of "
         "3 after a warm-up; see the script's docstring for what each tool runs. "
-        "`hand / qre` below 1: the hand-written loop is faster.",
+        "`hand / qre` below 1: the hand-written loop is faster. The machine's load average "
+        f"(1 min) was {load[0]:.1f} at the start and {load[1]:.1f} at the end: a shared "
+        "machine times noisily.",
         "",
         *lines,
         "",
-        "- every tool's output checked against qre's on every row before timing",
+        "- every tool's output checked against qre's on every row before timing (the timed "
+        "query: the same windows, averages within 1e-9)",
         *[f"- {note}" for note in notes],
     ]
     return "\n".join(text)
@@ -508,8 +543,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
     args = parser.parse_args()
+    load = os.getloadavg()[0]
     rows, notes = run(args.events, args.keys, args.repeat)
-    text = markdown(rows, notes, args.events, args.keys)
+    text = markdown(rows, notes, args.events, args.keys, (load, os.getloadavg()[0]))
     print(text)
     if args.write:
         write_section(RESULTS, "end-to-end", text)
