@@ -46,8 +46,8 @@ the default size). By:
 * **pandas**: panes — ``groupby(["key", minute])`` sums and counts, each pane spread
   over the 5 windows that hold it (``concat``), summed per (key, start);
 * **polars**: ``group_by_dynamic("t", every="60i", period="300i", offset="-240i",
-  group_by="key", closed="left")`` after a sort by ``t`` (it wants each key's times
-  sorted), ``mean``;
+  group_by="key", closed="left")`` after a sort by key and ``t`` (it wants each key's
+  times sorted; sorted by ``t`` alone it took 3.5 times as long), ``mean``;
 * **DuckDB**: the same panes in SQL (``GROUP BY key, t // 60``, joined to ``range(5)``),
   fetched as numpy.
 
@@ -350,7 +350,7 @@ def pandas_timed(frame: pd.DataFrame) -> pd.Series:
 def polars_timed(frame: object) -> object:
     import polars as pl
 
-    return (frame.sort("t")  # type: ignore[attr-defined]
+    return (frame.sort("key", "t")  # type: ignore[attr-defined]
             .group_by_dynamic("t", every=f"{SLIDE}i", period=f"{SIZE}i",
                               offset=f"-{SIZE - SLIDE}i", group_by="key", closed="left",
                               start_by="window")
