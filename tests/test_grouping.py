@@ -1,8 +1,9 @@
 """The grouping kernels (codegen.grouping) against plain Python, and the long-column paths
-of tag codes that use them (issue 20: fast end to end).
+of tag codes, event order and timed runs that use them (issue 20: fast end to end).
 
-Oracles: ``id()`` for identity numbering, a stable sort for grouping, the short-column
-path (pandas) for tag codes and their errors.
+Oracles: ``id()`` for identity numbering, a stable sort for grouping and ordering, numpy's
+clock steps (:func:`qre.language.clock.clock_steps`) for the ticks, the short-column paths
+(pandas, numpy) for tag codes and their errors and for timed runs.
 """
 
 from __future__ import annotations
@@ -16,7 +17,18 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from codegen.grouping import group_rows, identity_ids, is_permutation
+from codegen.grouping import (
+    events_in_order,
+    group_rows,
+    identity_ids,
+    interleave_ticks,
+    is_permutation,
+    sort_groups,
+    take_rows,
+    tick_counts,
+)
+from qre import qre
+from qre.language.clock import clock_steps
 from qre.runtime import keys as keys_module
 from qre.runtime.monitor import tag_codes
 
@@ -97,3 +109,72 @@ def test_long_tag_columns_give_the_codes_and_errors_of_short_ones(tags, skip):
     short = codes()
     with patch.object(keys_module, "NUMBA_ROWS", 0):
         assert codes() == short
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(-4, 4)), max_size=120),
+       st.booleans(), st.booleans())
+def test_sort_groups_is_a_stable_sort_by_group_then_value(rows, descending, floats):
+    """Ties, and groups far from sorted (descending: past the insertion sort's budget, the
+    merge sort's turn)."""
+    ids = np.array([g for g, _ in rows], dtype=np.int64)
+    values = np.array([-t if descending else t for _, t in rows],
+                      dtype=np.float64 if floats else np.int64)
+    order, start = sort_groups(*group_rows(ids, 3), values)
+    want = np.lexsort([values, ids])
+    assert order.tolist() == want.tolist()
+    runs = np.stack([ids[want], values[want]], axis=1)
+    assert start.tolist() == [True, *(runs[1:] != runs[:-1]).any(axis=1).tolist()][:len(rows)]
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), st.integers(-30, 30)), max_size=20),
+       st.integers(1, 7), st.sampled_from([None, 1, 3]), st.sampled_from([None, -5, 0, 40]))
+def test_interleaved_ticks_are_the_clock_steps(events, period, horizon, until):
+    events.sort()
+    key = np.array([k for k, _ in events], dtype=np.int64)
+    time = np.array([t for _, t in events], dtype=np.int64)
+    order = np.arange(len(events))[::-1].copy()  # the input rows, in processing order
+    codes = order % 3  # the events' tag codes, in processing order
+    want = clock_steps(key, time, period, horizon, until)
+    counts = tick_counts(key, time, period, horizon, until)
+    rows, times, step_codes, offsets = interleave_ticks(order, key, time, codes, counts, 7,
+                                                        period, 3)
+    assert rows.tolist() == np.where(want.event >= 0, order[want.event], -1).tolist()
+    assert times.tolist() == want.time.tolist()
+    assert step_codes.tolist() == np.where(want.event < 0, 7, codes[want.event]).tolist()
+    assert offsets.tolist() == np.searchsorted(want.key, np.arange(4)).tolist()
+
+
+def test_events_in_order_and_take_rows_take_what_they_say():
+    order = np.array([2, 0, 1])
+    columns = [np.array([5, 6, 7]), np.array([1.5, 2.5, 3.5]), np.array([0, 1, 1], np.int8)]
+    for got, column in zip(events_in_order(order, *columns), columns, strict=True):
+        assert got.dtype == column.dtype and got.tolist() == column[order].tolist()
+    assert take_rows(np.array([1.5, 2.5]), np.array([-1, 1, 0])).tolist()[1:] == [2.5, 1.5]
+
+
+TIMED = ["alphabet a, b; aggregate(sum(cur.x), 6s, 2s)",
+         "alphabet a, b; aggregate(count(), 4s, 2s, [a])",
+         "alphabet a, b; matched(within(seq(a, b), 3s))",
+         "alphabet a, b; period 2s; iter(or(atom(a, cur.x), atom(tick, 1)), 0, +)",
+         "alphabet a, b; iter(atom(_, cur.time + cur.x), 0, +)"]
+
+
+@given(st.lists(st.tuples(st.sampled_from([0, 1, "k"]), st.integers(-6, 12),
+                          st.sampled_from("abc"), st.sampled_from([0.0, -0.0, 1.5, np.nan])),
+                max_size=25),
+       st.sampled_from(TIMED), st.sampled_from([None, 14]), st.booleans(), st.booleans())
+def test_long_timed_runs_give_the_rows_of_short_ones(events, text, watermark, keep, dedup):
+    """run_timed's Numba paths (event order, ticks, step data) against its numpy
+    paths, on every column of the result."""
+    key, t, tag, x = (list(c) for c in zip(*events, strict=True)) if events else ([], [], [],
+                                                                                 [])
+    m = qre(text)
+
+    def run() -> pd.DataFrame:
+        return m.run_timed(np.array(t, dtype=np.int64), tag, {"x": x}, keys=key,
+                           watermark=watermark, undefined="keep" if keep else "drop",
+                           dedup=dedup, unknown_tags="skip", engine="codegen")
+
+    short = run()
+    with patch.object(keys_module, "NUMBA_ROWS", 0):
+        pd.testing.assert_frame_equal(run(), short)

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["MAX_IDLE_TICKS", "UNIT_NS", "Clock", "Steps", "TicksOverflow", "TooManyTicks",
-           "clock_steps", "format_duration"]
+           "check_ticks", "clock_steps", "format_duration"]
 
 MAX_IDLE_TICKS = 10_000_000
 """The most ticks a clock without a horizon makes in one idle gap of a key (between
@@ -158,7 +158,7 @@ def clock_steps(key: np.ndarray, time: np.ndarray, period: int, horizon: int | N
     if horizon is not None:
         before = np.minimum(before, horizon)
         after = np.minimum(after, horizon)
-    _check_ticks(key, time, slot, before, after, period)
+    check_ticks(key, time, slot, before, after, period)
     width = before + 1 + after
     start = np.cumsum(width) - width
     total = int(width.sum()) if n else 0
@@ -178,8 +178,8 @@ def clock_steps(key: np.ndarray, time: np.ndarray, period: int, horizon: int | N
     return Steps(event, times, keys)
 
 
-def _check_ticks(key: np.ndarray, time: np.ndarray, slot: np.ndarray, before: np.ndarray,
-                 after: np.ndarray, period: int) -> None:
+def check_ticks(key: np.ndarray, time: np.ndarray, slot: np.ndarray, before: np.ndarray,
+                after: np.ndarray, period: int) -> None:
     """Refuse a gap of more than MAX_IDLE_TICKS ticks (:class:`TooManyTicks`) and ticks
     beyond int64 (:class:`TicksOverflow`), before any array of ticks is made."""
     if not len(time):

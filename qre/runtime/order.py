@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 
 from . import columns
+from . import keys as key_rules
 from .times import int64_times, time_series
 
 __all__ = ["event_order", "float_order", "processing_order", "sortable", "sortable_times",
@@ -56,9 +57,13 @@ def event_order(key: np.ndarray, time: np.ndarray, ties: list[np.ndarray]) -> np
     """The permutation sorting by ``key``, then ``time``, then each of ``ties`` in turn,
     then position: ``np.lexsort([*reversed(ties), time, key])``, faster.
 
-    Integer times: sorts one int64 (key·span + time) when it fits, then only the runs
-    of equal key and time by the ties (a full lexsort of four columns costs four
-    stable sorts). Float times (no NaN) go through a lexsort of key and time.
+    A long column of key ids (0 ≤ id < n, as :func:`qre.runtime.keys.stream_ids` numbers
+    them) is grouped by key with a counting sort and each key's rows sorted by time
+    (:func:`codegen.grouping.sort_groups`: 0.3 s for 10M rows where numpy's stable sort
+    takes 1.1 s). Otherwise integer times sort one int64 (key·span + time) when it fits,
+    and float times (no NaN) go through a lexsort of key and time. Then only the runs of
+    equal key and time are sorted by the ties (a full lexsort of four columns costs four
+    stable sorts).
 
     >>> event_order(np.array([1, 0, 1, 1]), np.array([5, 9, 5, 2]), [np.array([3, 0, 1, 0])])
     array([1, 3, 2, 0])
@@ -66,7 +71,27 @@ def event_order(key: np.ndarray, time: np.ndarray, ties: list[np.ndarray]) -> np
     n = len(key)
     if n == 0:
         return np.zeros(0, dtype=np.int64)
-    run_start = np.ones(n, dtype=bool)  # a new (key, time) starts at this sorted position
+    if n >= key_rules.NUMBA_ROWS and int(key.min()) >= 0 and int(key.max()) < n:
+        from codegen.grouping import group_rows, sort_groups  # here: no Numba for short runs
+
+        order, run_start = sort_groups(*group_rows(key, int(key.max()) + 1), time)
+    else:
+        order, run_start = _sorted_by_key_and_time(key, time)
+    tied = ~run_start
+    tied[:-1] |= ~run_start[1:]
+    if not ties or not tied.any():
+        return order
+    at = np.flatnonzero(tied)
+    rows = order[at]  # in input order within each run: the sort is stable
+    run = np.cumsum(run_start[at])  # each tied run whole in at, its first row starting it
+    order[at] = rows[np.lexsort([*(c[rows] for c in reversed(ties)), run])]
+    return order
+
+
+def _sorted_by_key_and_time(key: np.ndarray, time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The stable sort by key, then time, in numpy; and where each run of equal key and time
+    starts."""
+    run_start = np.ones(len(key), dtype=bool)
     low = time.min()
     span = int(time.max()) - int(low) + 1 if time.dtype.kind in "iu" else None
     if span is not None and (int(key.max()) + 1) * span < 2**63:
@@ -78,15 +103,7 @@ def event_order(key: np.ndarray, time: np.ndarray, ties: list[np.ndarray]) -> np
         order = np.lexsort([time, key])
         k, t = key[order], time[order]
         run_start[1:] = (k[1:] != k[:-1]) | (t[1:] != t[:-1])
-    tied = ~run_start
-    tied[:-1] |= ~run_start[1:]
-    if not ties or not tied.any():
-        return order
-    at = np.flatnonzero(tied)
-    rows = order[at]  # in input order within each run: the sort is stable
-    run = np.cumsum(run_start)[at]
-    order[at] = rows[np.lexsort([*(c[rows] for c in reversed(ties)), run])]
-    return order
+    return order, run_start
 
 
 def float_order(values: np.ndarray) -> np.ndarray:
@@ -212,7 +229,6 @@ def processing_order(key_ids: np.ndarray, times: np.ndarray, tags: Any, codes: n
     ``alphabet``), the ``values``' columns, position. Only ``rows`` (default: all)
     take part; the result lists positions among all rows."""
     n = len(codes)
-    rows = np.arange(n, dtype=np.int64) if rows is None else rows
     tags, values = columns.column(tags, "tags"), columns.values(values)
     ties = [*(sortable(columns.column(c, "tiebreak"), "tiebreak")
               for c in tiebreak_columns(tiebreak)),
@@ -222,4 +238,6 @@ def processing_order(key_ids: np.ndarray, times: np.ndarray, tags: Any, codes: n
         if len(column) != n:
             raise ValueError(f"a tiebreak or value column has {len(column)} entries but there "
                              f"are {n} events")
+    if rows is None:  # all rows: no copies to take
+        return event_order(key_ids, times, ties)
     return rows[event_order(key_ids[rows], times[rows], [c[rows] for c in ties])]

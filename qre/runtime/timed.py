@@ -53,9 +53,10 @@ import pandas as pd
 
 from dt.windows import TICK
 
-from ..language.clock import TicksOverflow, TooManyTicks, clock_steps, format_duration
+from ..language.clock import TicksOverflow, TooManyTicks, check_ticks, clock_steps, format_duration
 from ..language.patterns import CLOCK_FIELD, WITHIN_PREFIX, durations
 from . import columns
+from . import keys as key_rules
 from .keys import stream_ids
 from .order import float_order, processing_order, tiebreak_columns, value_columns
 from .times import TimeError, TimeScale, event_times
@@ -125,7 +126,8 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     if len(codes) != n:
         raise ValueError(f"times has {n} entries but there are {len(codes)} tags")
     key_ids, key_values = _keys(keys, n)
-    kept = np.flatnonzero(codes >= 0)  # skipped tags are dropped
+    # The rows that take part (None: all), without the skipped tags (−1).
+    kept = None if int(codes.min(initial=0)) >= 0 else np.flatnonzero(codes >= 0)
     order = processing_order(key_ids, clock_times, tags, codes, m.alphabet, values, tiebreak,
                              rows=kept)
     if dedup and len(order):
@@ -137,7 +139,8 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
         scalar = m.derivation.predicates.reads_scalar_cur
         codes = m.derivation.apply(codes, values if scalar else timed_values)
     try:
-        steps = _steps(m, key_ids[order], clock_times[order], scale, watermark)
+        rows, step_time, step_codes, offsets = _steps(m, order, key_ids, clock_times, codes,
+                                                      scale, watermark, len(key_values))
     except TooManyTicks as e:
         key = "" if keys is None else f"key {key_values[e.key]!r}"
         start, end = (str(t) for t in scale.stamps(np.array([e.start, e.end])))
@@ -148,27 +151,25 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
         raise TimeError(row, stamp, f"{stamp} is too late for the clock: its ticks (every "
                                     f"{format_duration(m.clock.period_ns)}) after it would "
                                     f"pass the largest time int64 holds") from None
-    rows = np.where(steps.event >= 0, order[np.maximum(steps.event, 0)], -1)
-    is_tick = rows < 0
-    step_codes = np.where(is_tick, m.alphabet.index(TICK) if TICK in m.alphabet else 0,
-                          codes[np.maximum(rows, 0)])
-    step_events = _step_events(events, rows, steps.time, scale)
-    offsets = np.searchsorted(steps.key, np.arange(len(key_values) + 1)).astype(np.int64)
+    step_events = _step_events(events, rows, step_time, scale)
     out = m._run_grouped(chosen, np.arange(len(rows), dtype=np.int64), offsets, step_codes,
                          step_events)
-    keep = np.ones(len(rows), dtype=bool) if undefined == "keep" else out.status != 0
-    stamp = np.where(is_tick, steps.time - 1, steps.time)[keep]
-    frame = {} if keys is None else {"key": key_values[steps.key[keep]]}
+    time, step_codes, rows, status, value, per_key = _emitted(
+        out.status, out.value, rows, step_time, step_codes, offsets, undefined == "keep")
+    is_tick = rows < 0
+    stamp = time - is_tick  # a tick's row: its boundary minus δ
+    frame = {} if keys is None else {"key": np.repeat(key_values, per_key)}
     frame["time"] = scale.stamps(stamp)
     if m.clock is not None and m.clock.window_ns is not None:
         size = scale.whole(m.clock.window_ns, "the window size")
-        frame["start"] = _starts(scale, steps.time[keep] - size, is_tick[keep],
-                                 undefined == "keep")
-    frame["tag"] = pd.Categorical.from_codes(step_codes[keep], categories=list(m.alphabet))
-    frame["row"] = rows[keep]
-    frame["status"] = out.status[keep]
-    frame["value"] = out.value[keep]
-    return pd.DataFrame(frame)
+        frame["start"] = _starts(scale, time - size, is_tick, undefined == "keep")
+    frame["tag"] = pd.Categorical.from_codes(step_codes, categories=list(m.alphabet))
+    frame["row"] = rows
+    frame["status"] = status
+    frame["value"] = value
+    # Not copied, so not consolidated: stacking the int64 columns into one block would
+    # copy them (1.2 s for 6M rows), and the arrays are this frame's alone.
+    return pd.DataFrame(frame, copy=False)
 
 
 def _attributes(columns: list[Any]) -> list[np.ndarray]:
@@ -195,17 +196,53 @@ def _deduplicated(order: np.ndarray, columns: list[np.ndarray]) -> np.ndarray:
     return order[np.concatenate([[True], ~same])]
 
 
-def _steps(m: Monitor, key: np.ndarray, time: np.ndarray, scale: TimeScale,
-           watermark: Any) -> Any:
-    from ..language.clock import Steps
+def _steps(m: Monitor, order: np.ndarray, key_ids: np.ndarray, times: np.ndarray,
+           codes: np.ndarray, scale: TimeScale, watermark: Any,
+           n_keys: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The steps the DT reads, events (rows ``order`` of the input, in processing order)
+    and clock ticks, grouped by key: each step's input row (−1 for a tick), time (a
+    tick's boundary) and tag code, and where each key's steps start (int64[n_keys + 1]).
+    Long runs interleave the ticks in Numba (:func:`codegen.grouping.interleave_ticks`),
+    short ones in numpy (:func:`qre.language.clock.clock_steps`), by one rule."""
+    long = len(order) >= key_rules.NUMBA_ROWS
+    if long:
+        from codegen.grouping import events_in_order  # here: Numba for long runs only
 
+        key, time, codes = events_in_order(order, key_ids, times, codes)
+    else:
+        key, time, codes = key_ids[order], times[order], codes[order]
     if m.clock is None:
-        return Steps(np.arange(len(time), dtype=np.int64), time, key)
+        return order, time, codes, _offsets(key, n_keys)
     period = scale.whole(m.clock.period_ns, "the clock period")
     until = None if watermark is None else scale.point(watermark, "watermark")
     if until is None and m.clock.horizon is None:
         until = int(time.max(initial=0))  # no horizon: no ticks after the last event
-    return clock_steps(key, time, period, m.clock.horizon, until)
+    tick = m.alphabet.index(TICK) if TICK in m.alphabet else 0
+    if long:
+        from codegen.grouping import interleave_ticks, tick_counts
+
+        counts = tick_counts(key, time, period, m.clock.horizon, until)
+        check_ticks(key, time, *counts, period)
+        return interleave_ticks(order, key, time, codes, counts, tick, period, n_keys)
+    steps = clock_steps(key, time, period, m.clock.horizon, until)
+    event = np.maximum(steps.event, 0)
+    rows = np.where(steps.event >= 0, order[event], -1)
+    return rows, steps.time, np.where(rows < 0, tick, codes[event]), \
+        _offsets(steps.key, n_keys)
+
+
+def _offsets(key: np.ndarray, n_keys: int) -> np.ndarray:
+    """Where each key's run starts in ``key`` (sorted ids below ``n_keys``)."""
+    return np.searchsorted(key, np.arange(n_keys + 1)).astype(np.int64)
+
+
+def _emitted(status: np.ndarray, value: np.ndarray, rows: np.ndarray, time: np.ndarray,
+             codes: np.ndarray, offsets: np.ndarray, keep_all: bool) -> tuple[np.ndarray, ...]:
+    """The emitted steps' (status not 0, or all with ``keep_all``) time, code, row, status
+    and value, and how many steps each key emits."""
+    at = np.arange(len(rows)) if keep_all else np.flatnonzero(status != 0)
+    per_key = np.diff(np.searchsorted(at, offsets))
+    return time[at], codes[at], rows[at], status[at], value[at], per_key
 
 
 def _keys(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -266,11 +303,14 @@ def _step_events(events: Any, rows: np.ndarray, time: np.ndarray, scale: TimeSca
     """The data of every step: the event's, or NaN with the tick's time for a tick."""
     from .monitor import _Events
 
-    take = np.maximum(rows, 0)
-    tick = rows < 0
+    if len(rows) >= key_rules.NUMBA_ROWS:
+        from codegen.grouping import take_rows  # here: Numba for long runs only
 
-    def column(c: np.ndarray) -> np.ndarray:
-        return np.where(tick, np.nan, c[take])
+        def column(c: np.ndarray) -> np.ndarray:
+            return take_rows(c, rows)
+    else:
+        def column(c: np.ndarray) -> np.ndarray:
+            return np.where(rows < 0, np.nan, c[np.maximum(rows, 0)])
 
     def value(name: str, c: np.ndarray) -> np.ndarray:
         if name == TIME_FIELD:
