@@ -33,13 +33,13 @@ the monitor, which flags them in the output (``late`` true) or, with
 ``late="fail"``, stops the query. Spark's watermark starts at the epoch, so
 with a watermark, event times at or before 1970-01-01 are late.
 
-Keys. Spark groups the rows (:mod:`qre.runtime.keys`' rule: nulls one key, NaN
-another, ``-0.0`` with ``0.0``), but hands each group's key to the processor
-through pandas, where a long column with a null becomes floats (2**53 + 1
-would be read, and its state stored, as 2**53) and a double's null becomes NaN.
-So a numeric key is grouped by its text (``KEY_TEXT``: ``"NaN"``, a null stays
-null, ``-0.0`` written ``0.0``), which pandas keeps exactly, and read back here
-(:func:`_key_from_text`).
+Keys. A bucket's keys are told apart by :mod:`qre.runtime.keys`' rule (nulls one
+key, NaN another, ``-0.0`` with ``0.0``, as Spark groups them), on the rows as
+pandas hands them to the processor, where a long column with a null becomes floats
+(2**53 + 1 would be read, and its state stored, as 2**53) and a double's null
+becomes NaN. So a numeric key is told apart (and hashed to its bucket) by its text
+(``KEY_TEXT``: ``"NaN"``, a null stays null, ``-0.0`` written ``0.0``), which pandas
+keeps exactly, and read back here (:func:`_key_from_text`).
 
 Timed monitors (window aggregates, a clock period, patterns with ``within``,
 derived tags) emit the rows of :meth:`qre.Monitor.run_timed` instead of one
@@ -137,12 +137,13 @@ _TIME_LIMIT = 2**62
 """Times in µs lie strictly within ±_TIME_LIMIT (:mod:`qre.runtime.times`' range)."""
 
 KEY_TEXT = "__qre_key"
-"""The grouping column of a numeric key: its text (module docstring, "Keys")."""
+"""The column a numeric key is told apart by: its text (module docstring, "Keys")."""
 
 
 @dataclass(frozen=True)
 class _Spec:
-    """What the stateful processor needs: the plan, the time rules, the state schemas."""
+    """What the stateful processor needs: the plan, the time rules, the monitor's
+    fingerprint, how keys are read and bucketed."""
 
     plan: Plan
     rules: Rules
