@@ -138,7 +138,7 @@ def test_random_dts_match_the_reference_and_the_table_engine(dt, shape, data):
     check_engine(dt, x, word, shape, data)
 
 
-@settings(max_examples=12)
+@settings(max_examples=6)  # each compiles a kernel (1-2 s); the random-DT test draws loops too
 @given(replicated_dts(), st.data())
 def test_replicated_dts_in_the_loop_shape(dt, data):
     """Copies of a DT chained by links: blocks of one shape run in one loop, their states
