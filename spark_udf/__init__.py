@@ -16,20 +16,21 @@ times are ordered by :mod:`qre.runtime.order`'s rule, as everywhere.
   and time, run by ``mapInArrow`` through the monitor's Numba kernel.
 * :func:`monitor_stream`, :func:`monitor_stream_frame`
   (:mod:`~spark_udf.stream`) — Structured Streaming: a stateful operator
-  per key (``transformWithStateInPandas``) whose rules for time — watermark,
-  late events, idle keys — are :mod:`~spark_udf.keyed`'s; exactly-once
+  per bucket of keys (``transformWithStateInPandas``; :mod:`~spark_udf.buckets`)
+  whose rules for time — watermark, late events, idle keys — are
+  :mod:`~spark_udf.keyed`'s; exactly-once
   through Spark's checkpoints.
 * :func:`monitor_timed` (:mod:`~spark_udf.timed`) — timed monitors (window
   aggregates, clock ticks, CER patterns, derived tags): per key, the rows of
   ``Monitor.run_timed``.
 * :mod:`~spark_udf.plan` — what travels from the driver to the workers.
 
-Costs: batch, one shuffle by key and a sort, then O(DT size) per event in
-the kernel plus a fixed cost per key and per Arrow batch (about 630,000
-rows/s on 2 cores for a small query, 0.6x a native Spark SQL window,
-benchmarks/spark_frame.py); streaming,
-a shuffle per micro-batch and about 2.5 ms per key with events in it
-(state-store round trips and pandas bookkeeping), benchmarks/spark_stream.py.
+Costs: batch, one shuffle by key, then a sort and O(DT size) per event in the
+kernel per partition (about 600,000 rows/s per core for a small query, 1.0x a
+native Spark SQL window, benchmarks/spark_frame.py); streaming, a shuffle per
+micro-batch and per bucket one state read and write, numpy bookkeeping and one
+kernel call (about 100,000 rows/s on 2 cores at 10,000 keys with 10 events
+each, benchmarks/spark_stream.py).
 """
 
 from .batch import monitor_frame
