@@ -71,6 +71,7 @@ from .plan import (
     Plan,
     event_data,
     make_plan,
+    name_unknown_tag,
     null_time_error,
     order_of,
     output_fields,
@@ -205,8 +206,9 @@ def _read_events(rows: Any, m: Monitor, engine: str, plan: Plan, *,
     codes = tag_codes(tags, m.alphabet, skip_unknown=True)
     known = int(codes.min(initial=0)) >= 0
     if not known and plan.unknown_tags == "error":
-        _name_unknown_tag(m, engine, tags, codes, ids, uniques, None if time_ordered else
-                          lambda rows: rows[order_of(events.iloc[rows], plan)])
+        name_unknown_tag("monitor_frame", "events", m, engine, tags, codes, ids, uniques,
+                         None if time_ordered
+                         else lambda rows: rows[order_of(events.iloc[rows], plan)])
     return _BatchEvents(ids, uniques, events, codes, codes if known else tags,
                         event_data(events, plan))
 
@@ -296,20 +298,3 @@ def _run_batch(m: Monitor, engine: str, plan: Plan, ids: np.ndarray, uniques: np
         session.feed(tags[last_start:], take_rows(data, slice(last_start, n)),
                      unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
     return status, value, (uniques[ids[-1]], session)
-
-
-def _name_unknown_tag(m: Monitor, engine: str, tags: np.ndarray, codes: np.ndarray,
-                      ids: np.ndarray, uniques: np.ndarray, in_time_order: Any = None) -> None:
-    """Raise the monitor's error for the first unknown tag, naming its key; its position is
-    among the key's events here in time order (``in_time_order(rows)``: those rows so
-    ordered, if they are not already); ``codes`` are the tags' codes, −1 if unknown."""
-    row = int(np.flatnonzero(codes < 0)[0])
-    key = uniques[ids[row]]
-    rows = np.flatnonzero(ids == ids[row])
-    if in_time_order is not None:
-        rows = in_time_order(rows)
-    try:
-        m.session(engine=engine).feed(tags[rows])  # raises, naming the tag and its position
-    except ValueError as e:
-        raise ValueError(f"monitor_frame, key {key!r} (events in time order): {e}") from None
-    raise AssertionError("an unknown tag was fed without an error")  # pragma: no cover

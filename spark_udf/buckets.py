@@ -56,6 +56,7 @@ from .plan import (
     concat_rows,
     event_data,
     frame_rows,
+    name_unknown_tag,
     null_time_error,
     order_of,
     plain,
@@ -177,26 +178,22 @@ def step_bucket(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
 def _step_each(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
                watermark_us: int | None) -> tuple[Bucket, pd.DataFrame]:
     """:func:`spark_udf.keyed.step` for each key with events or due."""
-    groups = [*bucket.keys[GROUP], *([] if events is None else events[GROUP])]
-    ids, uniques = stream_ids(pd.Series(groups, dtype=object).to_numpy())
+    event_ids, uniques, touched = _number_keys(spec, bucket, events, watermark_us)
     k0 = len(bucket.keys)
-    event_ids = ids[k0:]
-    pending_ids = _ids_of(bucket.pending[GROUP], uniques)
-    touched = np.zeros(len(uniques), dtype=bool)
-    touched[event_ids] = True
-    touched[:k0] |= _due(spec, bucket, watermark_us)
+    waiting_of = _rows_by_key(_ids_of(bucket.pending[GROUP], uniques), len(uniques))
+    events_of = None if events is None else _rows_by_key(event_ids, len(uniques))
     rows: list[dict[str, Any]] = []
     pending: list[pd.DataFrame] = []
     outputs: list[pd.DataFrame] = []
     for g in range(len(uniques)):
-        waiting = bucket.pending.iloc[np.flatnonzero(pending_ids == g)] if g < k0 else None
+        waiting = bucket.pending.iloc[waiting_of[g]] if g < k0 else None
         if not touched[g]:
             rows.append(bucket.keys.iloc[g].to_dict())
             if waiting is not None and len(waiting):
                 pending.append(waiting)
             continue
         state = _key_state(spec, bucket.keys.iloc[g], waiting) if g < k0 else KeyState()
-        mine = None if events is None else events.iloc[np.flatnonzero(event_ids == g)]
+        mine = None if events_of is None else events.iloc[events_of[g]]
         group = uniques[g]
         new, out = keyed.step(spec.plan, spec.rules, spec.monitor, spec.engine,
                               spec.key_of(group), state, mine if mine is not None and len(mine)
@@ -211,6 +208,14 @@ def _step_each(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
     waiting_rows = _concat([Bucket.empty(spec).pending, *pending])
     rows_out = concat_rows(outputs) if outputs else keyed._no_rows(spec.plan)
     return Bucket(keys, waiting_rows), rows_out
+
+
+def _rows_by_key(ids: np.ndarray, n_keys: int) -> list[np.ndarray]:
+    """Each key's row positions (in order), from the rows' key ids: one stable sort, not a
+    scan of every row per key."""
+    order = np.argsort(ids, kind="stable")
+    bounds = np.searchsorted(ids[order], np.arange(n_keys + 1))
+    return [order[bounds[g]:bounds[g + 1]] for g in range(n_keys)]
 
 
 def _key_state(spec: BucketRules, row: pd.Series, pending: pd.DataFrame | None) -> KeyState:
@@ -258,15 +263,11 @@ def _step_all(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
     keys = bucket.keys
     if events is None:
         events = bucket.pending.iloc[:0]
-    # Keys numbered 0..k−1: the bucket's keys first (in their order), then new ones.
-    ids, uniques = stream_ids(pd.Series([*keys[GROUP], *events[GROUP]], dtype=object).to_numpy())
+    event_ids, uniques, touched = _number_keys(spec, bucket, events, watermark_us)
     n_keys = len(uniques)
-    touched = np.zeros(n_keys, dtype=bool)
-    touched[ids[len(keys):]] = True
-    touched[:len(keys)] |= _due(spec, bucket, watermark_us)
     user_keys = np.array([spec.key_of(g) for g in uniques] + [None], dtype=object)[:-1]
-    late, ready, waiting = _sort_out(spec, bucket, events, ids[len(keys):], uniques,
-                                     user_keys, watermark_us)
+    late, ready, waiting = _sort_out(spec, bucket, events, event_ids, uniques, user_keys,
+                                     watermark_us)
 
     configs, has_config = _configs(m, keys, n_keys)
     last_us, known_us = np.full(n_keys, -1, dtype=np.int64), np.zeros(n_keys, dtype=bool)
@@ -279,7 +280,8 @@ def _step_all(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
     ends = _group_ends(ready.ids)
     processed = np.zeros(n_keys, dtype=bool)
     processed[ready.ids] = True
-    configs[segment_key[_group_ends(segment_key)]] = finals[_group_ends(segment_key)]
+    last_segments = _group_ends(segment_key)
+    configs[segment_key[last_segments]] = finals[last_segments]
     if spec.rules.watermark:
         last_us[ready.ids[ends]] = ready.rows[TIME_US].to_numpy(dtype=np.int64)[ends]
         known_us |= processed
@@ -391,25 +393,13 @@ def _run_ready(spec: BucketRules, ready: pd.DataFrame, ready_ids: np.ndarray,
     tags = ready[plan.tag].to_numpy(dtype=object)
     codes = tag_codes(tags, m.alphabet, skip_unknown=True)
     if int(codes.min(initial=0)) < 0 and plan.unknown_tags == "error":
-        _name_unknown_tag(spec, tags, codes, ready_ids, user_keys)
+        name_unknown_tag("monitor_stream", "this micro-batch's events", m, spec.engine, tags,
+                         codes, ready_ids, user_keys)
     out, finals = m.resume_keys(start_states, segment, codes if int(codes.min(initial=0)) >= 0
                                 else tags, event_data(ready, plan), engine=spec.engine,
                                 unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
     return (out.status.reshape(n, n_out).astype(np.int8, copy=False),
             out.value.reshape(n, n_out), finals, segment_key)
-
-
-def _name_unknown_tag(spec: BucketRules, tags: np.ndarray, codes: np.ndarray,
-                      ids: np.ndarray, user_keys: np.ndarray) -> None:
-    """Raise the monitor's error for the first unknown tag, naming its key (as
-    ``keyed._run`` does: the position among the key's events of this micro-batch)."""
-    g = ids[int(np.flatnonzero(codes < 0)[0])]
-    try:
-        spec.monitor.session(engine=spec.engine).feed(tags[ids == g])
-    except ValueError as e:
-        raise ValueError(f"monitor_stream, key {plain(user_keys[g])!r} "
-                         f"(this micro-batch's events in time order): {e}") from None
-    raise AssertionError("an unknown tag was fed without an error")  # pragma: no cover
 
 
 def _late_without_watermark(spec: BucketRules, keys: pd.DataFrame, events: pd.DataFrame,
@@ -481,6 +471,20 @@ def _keyed_order(events: pd.DataFrame, ids: np.ndarray, plan: Plan) -> np.ndarra
 def _group_ends(ids: np.ndarray) -> np.ndarray:
     """Positions of the last row of each run of equal ids."""
     return np.flatnonzero(np.r_[ids[1:] != ids[:-1], True]) if len(ids) else ids[:0]
+
+
+def _number_keys(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
+                 watermark_us: int | None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The keys numbered 0..k−1 — the bucket's keys first, in their order, then new ones:
+    the events' key ids, every key's grouped value, and which keys take a step (events,
+    or a wake-up due at the watermark)."""
+    groups = [*bucket.keys[GROUP], *([] if events is None else events[GROUP])]
+    ids, uniques = stream_ids(pd.Series(groups, dtype=object).to_numpy())
+    event_ids = ids[len(bucket.keys):]
+    touched = np.zeros(len(uniques), dtype=bool)
+    touched[event_ids] = True
+    touched[:len(bucket.keys)] |= _due(spec, bucket, watermark_us)
+    return event_ids, uniques, touched
 
 
 def _due(spec: BucketRules, bucket: Bucket, watermark_us: int | None) -> np.ndarray:

@@ -488,6 +488,24 @@ def take_rows(data: Any, rows: slice | np.ndarray) -> Any:
     return data[rows]
 
 
+def name_unknown_tag(caller: str, events: str, m: Monitor, engine: str, tags: np.ndarray,
+                     codes: np.ndarray, ids: np.ndarray, keys: np.ndarray,
+                     in_time_order: Any = None) -> None:
+    """Raise the monitor's error for the first unknown tag (``codes`` −1), naming its key
+    (``keys[ids[row]]``) and the tag's position among that key's ``events`` (in time
+    order: ``in_time_order(rows)`` orders the rows if they are not already)."""
+    row = int(np.flatnonzero(codes < 0)[0])
+    rows = np.flatnonzero(ids == ids[row])
+    if in_time_order is not None:
+        rows = in_time_order(rows)
+    try:
+        m.session(engine=engine).feed(tags[rows])  # raises, naming the tag and its position
+    except ValueError as e:
+        raise ValueError(f"{caller}, key {plain(keys[ids[row]])!r} ({events} in time order): "
+                         f"{e}") from None
+    raise AssertionError("an unknown tag was fed without an error")  # pragma: no cover
+
+
 def null_time_error(caller: str, plan: Plan, key: Any) -> ValueError:
     return ValueError(f"{caller}: column {plan.time!r} (time) is null for key {plain(key)!r}; "
                       f"every event needs a time")

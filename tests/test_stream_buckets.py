@@ -107,5 +107,5 @@ def test_a_null_time_names_its_key() -> None:
     events = _events([3, 4], [1, 2])
     events["t"] = events["t"].astype(float)
     events.loc[1, "t"] = np.nan
-    with pytest.raises(ValueError, match="4"):
+    with pytest.raises(ValueError, match=r"column 't' \(time\) is null for key 4;"):
         step_bucket(spec, Bucket.empty(spec), events, 0)
