@@ -27,8 +27,8 @@ behind one array interface (:class:`~codegen.kernels.ArrayEngine`:
   numbered by identity (:func:`~codegen.grouping.identity_ids`), a counting sort
   of key ids (:func:`~codegen.grouping.group_rows`), the engines' permutation check;
   ``ArrayEngine.advance_ids`` takes each row's key id and groups the rows (or, for
-  small DTs on the codegen engine, runs them in input order with a configuration per
-  key: ``run_rows``);
+  small DTs on the codegen engine, runs them in input order with the states a step
+  reads kept per key: ``run_rows``);
 * :mod:`codegen.emit` — :func:`~codegen.emit.emit` writes the Python source of
   a module specialised to one DT from its tables: per label straight-line,
   branch-free code (lifting and union as integer selects on status locals,

@@ -63,10 +63,15 @@ Generated functions (module globals ``N_STATES``, ``N_TAGS``, ``N_OUT``):
   the GIL, so that the engine runs chunks of keys in parallel threads (one
   stream is one key; with ``gather``, each key's events are copied together first). The
   table kernel's ``prange`` would cost more than a second of parfor compilation per query;
-* ``run_rows(codes, data, keys, i0, i1, status, value, out_s, out_v)`` — only for DTs of
-  at most :data:`MAX_ROW_STATES` states: rows i0..i1-1 in input order, row i of key
-  ``keys[i]``, whose configuration is row ``keys[i]`` of the tables ``status``/``value``
-  (loaded before the event, stored after), without the GIL. No grouping of the rows.
+* ``run_rows(codes, data, keys, i0, i1, status, value, full_s, full_v, out_s, out_v)`` —
+  only for DTs of at most :data:`MAX_ROW_STATES` states: rows i0..i1-1 in input order,
+  row i of key ``keys[i]``, without the GIL. No grouping of the rows. Row ``keys[i]`` of
+  the tables ``status``/``value`` holds that key's states ``ROW_STATES`` (a module
+  global: those a step reads from the previous configuration, and the outputs), loaded
+  before the event and stored after; the other states are written to row ``keys[i]`` of
+  ``full_s``/``full_v`` (all Q states) unless those have no rows. A run that wants only
+  the outputs keeps one narrow table per key: a running sum's is 9 bytes a key, not 36,
+  and 100k keys' rows stay in the core's cache (4x faster on 10M events).
 
 :func:`emit` is pure: the same tables (and names) give the same text, so the
 text's hash names the compiled module in the cache (:mod:`codegen.generated`).
@@ -323,6 +328,19 @@ class _Emitter:
             groups.setdefault(self.step_signature(1 + k), []).append(k)
         return list(groups.values())
 
+    def row_states(self) -> list[int]:
+        """The states ``run_rows`` keeps per key: those a tag step reads from the previous
+        configuration (a source without a prime) and the outputs (a skipped event repeats
+        them). Every other state is written before it is read in every step, so its
+        value between events matters only to a caller that wants the configurations."""
+        t = self.tables
+        kept = set(t.final.tolist())
+        for label in range(1, len(self.tags) + 1):
+            for _, entries in self.blocks(label):
+                for _, writers in entries:
+                    kept.update(p for tau in writers for p, m in self.sources(tau) if not m)
+        return sorted(kept)
+
     def step_signature(self, label: int) -> tuple[object, ...]:
         """What label's step computes, with transition numbers replaced by their content."""
         t = self.tables
@@ -515,11 +533,14 @@ class _Emitter:
         fn = _Function()
         if by_row:
             fn.add(1, '"""Rows i0..i1-1 in input order, row i of key keys[i]: that key\'s '
-                      'configuration is')
-            fn.add(1, "row keys[i] of status/value (uint8[k, Q], float64[k, Q], a value "
-                      "exactly NaN unless")
-            fn.add(1, 'defined), loaded before the event and stored after; outputs at the '
-                      'rows."""')
+                      'states ROW_STATES are')
+            fn.add(1, "row keys[i] of status/value (uint8[k, len(ROW_STATES)], float64[...], "
+                      "a value exactly")
+            fn.add(1, "NaN unless defined), loaded before the event and stored after; the "
+                      "other states go")
+            fn.add(1, "to row keys[i] of full_s/full_v (uint8[k, Q], float64[k, Q]) unless "
+                      "those have no rows;")
+            fn.add(1, 'outputs at the rows."""')
         else:
             fn.add(1, '"""Events rows[i0:i1] (i0..i1-1 if rows is empty; code -1 skips one); '
                       'configuration')
@@ -534,13 +555,16 @@ class _Emitter:
             fn.add(1, "# a value is exactly NaN unless defined.")
             fn.add(1, "for q in range(N_STATES):")
             fn.add(2, "_put(value, q, _pick(_get(status, q) == 1, _get(value, q), np.nan))")
+        kept = self.row_states() if by_row else list(range(t.n_states))
+        if by_row:
+            fn.add(1, "full = full_s.shape[0] != 0")
         fn.add(1, "for i in range(i0, i1):")
         if by_row:
             fn.add(2, "row = i")
             fn.add(2, "g = _get(keys, i)")
-            for q in range(t.n_states):
-                fn.add(2, f"s{q} = _get2(status, g, {q})  # {self.states[q]}")
-                fn.add(2, f"v{q} = _get2(value, g, {q})")
+            for j, q in enumerate(kept):
+                fn.add(2, f"s{q} = _get2(status, g, {j})  # {self.states[q]}")
+                fn.add(2, f"v{q} = _get2(value, g, {j})")
         else:
             # No rows: the events in order (one stream reads no index array).
             fn.add(2, "row = _get(rows, i) if rows.shape[0] else i")
@@ -558,7 +582,7 @@ class _Emitter:
                 + ("cur" if t.columns[c] is None else _safe(f"cur.{t.columns[c]}"))
                 for c in sorted(lab.columns)]
             fn.add(3, "# the new configuration: a state the tag does not write is ⊥")
-            for q in range(t.n_states):
+            for q in kept:
                 new_s, new_v = lab.primed[q] if q in written else ("0", "np.nan")
                 if self.registers:
                     fn.add(3, f"s{q} = {new_s}")
@@ -566,6 +590,13 @@ class _Emitter:
                 else:
                     fn.add(3, f"_put(status, {q}, {new_s})")
                     fn.add(3, f"_put(value, {q}, {new_v})")
+            rest = sorted(set(range(t.n_states)) - set(kept))
+            if rest:  # by_row: the states only a caller that wants configurations keeps
+                fn.add(3, "if full:")
+                for q in rest:
+                    new_s, new_v = lab.primed[q] if q in written else ("0", "np.nan")
+                    fn.add(4, f"_put2(full_s, g, {q}, {new_s})  # {self.states[q]}")
+                    fn.add(4, f"_put2(full_v, g, {q}, {new_v})")
             if not t.n_states:
                 fn.add(3, "pass")
         if self.tags:
@@ -575,16 +606,17 @@ class _Emitter:
             fn.add(2, f"_put2(out_s, row, {j}, {s_q})  # output {j}: {self.states[q]}")
             fn.add(2, f"_put2(out_v, row, {j}, {v_q})")
         if by_row:
-            for q in range(t.n_states):
-                fn.add(2, f"_put2(status, g, {q}, s{q})")
-                fn.add(2, f"_put2(value, g, {q}, v{q})")
+            for j, q in enumerate(kept):
+                fn.add(2, f"_put2(status, g, {j}, s{q})")
+                fn.add(2, f"_put2(value, g, {j}, v{q})")
         elif self.registers:
             for q in range(t.n_states):
                 fn.add(1, f"_put(status, {q}, s{q})")
                 fn.add(1, f"_put(value, {q}, v{q})")
         if by_row:
             return ["@numba.jit(**_JIT, nogil=True)",
-                    "def run_rows(codes, data, keys, i0, i1, status, value, out_s, out_v):",
+                    "def run_rows(codes, data, keys, i0, i1, status, value, full_s, full_v, "
+                    "out_s, out_v):",
                     *fn.lines]
         return ["@numba.jit(**_JIT)",
                 "def segment(codes, data, rows, i0, i1, status, value, out_s, out_v):",
@@ -705,5 +737,5 @@ def emit(tables: Tables, *, states: Sequence[str] | None = None,
     else:
         body = [*em.emit_init(), "", "", *em.emit_segment(), "", *_RUNNERS.splitlines()]
     if registers and tables.n_states <= MAX_ROW_STATES:
-        body += ["", "", *em.emit_rows()]
+        body += ["", "", f"ROW_STATES = {tuple(em.row_states())}", "", "", *em.emit_rows()]
     return "\n".join(header + body) + "\n"

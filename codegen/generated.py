@@ -88,8 +88,9 @@ _PARALLEL_ROWS = 10_000
 _POOL: ThreadPoolExecutor | None = None
 
 _ROW_TABLE = 4
-"""``run_rows`` is used while the keys' configurations hold at most this many entries per
-row (beyond, e.g. a key per row, the table would outweigh the data it saves a sort of)."""
+"""``run_rows`` is used while the keys' kept states (``ROW_STATES``) hold at most this many
+entries per row (beyond, e.g. a key per row, the table would outweigh the data it saves a
+sort of)."""
 
 
 _NO_ROWS = np.zeros(0, dtype=np.int64)
@@ -281,16 +282,20 @@ class CodegenEngine(ArrayEngine):
         """``run_rows`` over the rows in input order, when the module has it (a small DT)
         and the keys' configurations (k · |Q| · 9 bytes) are not much larger than the
         rows' data: one pass, no grouping."""
-        q = self.tables.n_states
-        if not hasattr(self.module(), "run_rows") or n_keys * q > _ROW_TABLE * len(codes):
+        mod = self.module()
+        if not hasattr(mod, "run_rows"):
             return None
-        n, n_out = codes.shape[0], len(self.tables.final)
-        table_s = np.empty((n_keys, q), dtype=np.uint8)
-        table_v = np.empty((n_keys, q))
-        table_s[:] = status
-        table_v[:] = np.where(status == 1, value, np.nan)  # run_rows loads values as they are
+        kept = list(mod.ROW_STATES)  # only these: the other states are not wanted here
+        if n_keys * len(kept) > _ROW_TABLE * len(codes):
+            return None
+        n, n_out, q = codes.shape[0], len(self.tables.final), self.tables.n_states
+        table_s = np.empty((n_keys, len(kept)), dtype=np.uint8)
+        table_v = np.empty((n_keys, len(kept)))
+        table_s[:] = status[kept]
+        table_v[:] = np.where(status == 1, value, np.nan)[kept]  # loaded as they are
         out_s, out_v = np.empty((n, n_out), dtype=np.uint8), np.empty((n, n_out))
-        self._call("run_rows", codes, data, key_ids, 0, n, table_s, table_v, out_s, out_v)
+        self._call("run_rows", codes, data, key_ids, 0, n, table_s, table_v,
+                   np.zeros((0, q), dtype=np.uint8), np.zeros((0, q)), out_s, out_v)
         return out_s, out_v
 
     def _advance_table(self, key_ids: np.ndarray, codes: np.ndarray, data: np.ndarray,
@@ -298,11 +303,18 @@ class CodegenEngine(ArrayEngine):
                        ) -> tuple[np.ndarray, np.ndarray]:
         """``run_rows`` on the caller's tables when the module has it (a small DT): one
         pass over the rows, each key's configuration loaded from and stored to its row."""
-        if not hasattr(self.module(), "run_rows"):
+        mod = self.module()
+        if not hasattr(mod, "run_rows"):
             return super()._advance_table(key_ids, codes, data, table_s, table_v)
         n, n_out = codes.shape[0], len(self.tables.final)
         out_s, out_v = np.empty((n, n_out), dtype=np.uint8), np.empty((n, n_out))
-        self._call("run_rows", codes, data, key_ids, 0, n, table_s, table_v, out_s, out_v)
+        # The states a step reads in narrow tables; the kernel writes the others in place.
+        kept = list(mod.ROW_STATES)
+        kept_s = np.ascontiguousarray(table_s[:, kept])
+        kept_v = np.ascontiguousarray(table_v[:, kept])
+        self._call("run_rows", codes, data, key_ids, 0, n, kept_s, kept_v, table_s, table_v,
+                   out_s, out_v)
+        table_s[:, kept], table_v[:, kept] = kept_s, kept_v
         return out_s, out_v
 
     def _call(self, name: str, *args: object):  # type: ignore[no-untyped-def]
@@ -355,8 +367,10 @@ def _compile_runs(mod: ModuleType, q: int, f: int, n_out: int) -> None:
     mod.run_chunk(codes, data, codes, np.zeros(1, dtype=np.int64), 0, 0, status, value,
                   out_s, out_v, np.zeros((0, q), dtype=np.uint8), np.zeros((0, q)), True)
     if hasattr(mod, "run_rows"):
-        mod.run_rows(codes, data, codes, 0, 0, status.reshape(1, q), value.reshape(1, q),
-                     out_s, out_v)
+        kept = list(mod.ROW_STATES)
+        mod.run_rows(codes, data, codes, 0, 0, status[kept].reshape(1, -1),
+                     value[kept].reshape(1, -1), np.zeros((0, q), dtype=np.uint8),
+                     np.zeros((0, q)), out_s, out_v)
 
 
 def is_ready(dt: DT) -> bool:

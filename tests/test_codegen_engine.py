@@ -219,6 +219,13 @@ def test_advance_keys_equals_each_key_alone(case, shape):
     present = np.unique(keys, return_inverse=True)[1].astype(np.int64)  # ids 0..k-1, all used
     for by_ids in (engine, TableEngine(dt)):
         assert_same_arrays(by_ids.advance_ids(present, codes, cur, status0, value0), got[2:])
+    # Resumed from a table of configurations, a row per key, updated in place (codegen:
+    # run_rows with the kept states apart, the others written to the table by the kernel).
+    for by_table in (engine, TableEngine(dt)):
+        table_s, table_v = np.tile(status0, (n_keys, 1)), np.tile(value0, (n_keys, 1))
+        assert_same_arrays(by_table.advance_table(keys, codes, cur, table_s, table_v),
+                           got[2:])
+        assert_same_arrays((table_s, table_v), got[:2])
     for g, group in enumerate(groups):
         idx = np.array(group, dtype=np.int64)
         s, v, alone_s, alone_v = engine.advance(status0, value0, codes[idx],

@@ -94,3 +94,17 @@ def test_long_keys_beyond_2_53_with_a_null_stay_apart() -> None:
 def test_unhashable_keys_are_refused() -> None:
     with pytest.raises(TypeError, match="keys must be hashable"):
         DIGITS.run_keys([[1], [2]], ["a", "a"], [1.0, 2.0])
+
+
+def test_keys_numbered_beside_the_tags_report_the_tags_error_first() -> None:
+    """run_keys numbers a long key column in a thread while the tags are coded
+    (stream_ids_beside): on both paths a bad tag is reported before bad keys, and good
+    keys come out as stream_ids gives them."""
+    keys = np.array(["u", "v", "u"], dtype=object)
+    for _ in both_paths():
+        with pytest.raises(ValueError, match="unknown tag 'x'"):
+            DIGITS.run_keys([[1], [2], [3]], ["x", "x", "x"], [1.0, 2.0, 3.0])
+        (ids, values), done = keys_module.stream_ids_beside(keys, lambda: "work")
+        assert ids.tolist() == [0, 1, 0] and values.tolist() == ["u", "v"] and done == "work"
+        with pytest.raises(TypeError, match="keys must be hashable"):
+            keys_module.stream_ids_beside([[1], [2]], lambda: None)

@@ -37,7 +37,9 @@ an object column holding missing entries pays one Python check per missing entry
 from __future__ import annotations
 
 import math
-from typing import Any
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -45,7 +47,9 @@ import pandas as pd
 from . import columns
 
 __all__ = ["NUMBA_ROWS", "distinct_objects", "group_by_key", "is_missing", "key_offsets",
-           "same_key", "stream_ids"]
+           "same_key", "stream_ids", "stream_ids_beside"]
+
+T = TypeVar("T")
 
 NUMBA_ROWS = 100_000
 """From this many rows, object columns are numbered by identity first
@@ -81,6 +85,30 @@ def stream_ids(keys: Any) -> tuple[np.ndarray, np.ndarray]:
         return _object_ids(keys)
     ids, uniques = pd.factorize(keys, use_na_sentinel=False)
     return ids.astype(np.int64, copy=False), _key_values(uniques)
+
+
+def stream_ids_beside(keys: Any, work: Callable[[], T]
+                      ) -> tuple[tuple[np.ndarray, np.ndarray], T]:
+    """``(stream_ids(keys), work())``, the two side by side when the key column is long.
+
+    The callers' ``work`` numbers the tags (:func:`qre.runtime.monitor.tag_codes`). Both
+    spend most of a long column's time in Numba passes that release the GIL (the
+    identity hashing of :func:`distinct_objects`), so on two cores they overlap: 0.07 s
+    instead of 0.14 s for 10M text keys and tags read from Parquet
+    (benchmarks/end_to_end.py). ``work`` runs in the calling thread; its error, if any,
+    comes first (once the key column is done), then the keys'.
+    """
+    try:
+        long = len(keys) >= NUMBA_ROWS
+    except TypeError:  # not a column (an iterable, a 0-d array): stream_ids tells
+        long = False
+    if not long:
+        done = work()  # first, as below: its errors come before the keys'
+        return stream_ids(keys), done
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="qre-keys") as pool:
+        ids = pool.submit(stream_ids, keys)
+        done = work()
+        return ids.result(), done
 
 
 def group_by_key(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -144,6 +172,8 @@ def _object_ids(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return _value_ids(values)
     by_object, objects = split
     ids, uniques = _value_ids(objects)
+    if np.array_equal(ids, np.arange(len(ids))):  # one object per value, as readers give them
+        return by_object, uniques
     return ids[by_object], uniques
 
 
@@ -154,7 +184,7 @@ def distinct_objects(values: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None
 
     Readers of CSV and Parquet give each distinct string one object, so 10M keys are
     a few objects: numbering them by address (:func:`codegen.grouping.identity_ids`,
-    0.1 s) and hashing only the distinct objects by value costs a fifth of hashing
+    0.07 s) and hashing only the distinct objects by value costs a seventh of hashing
     every row by value (``pd.factorize``, 0.5 s). Exact: one object is one value, and
     equal values in different objects are merged by the caller's pass by value.
     """

@@ -88,7 +88,7 @@ from ..language.derive import Derivation
 from . import columns
 from . import keys as key_rules
 from .engines import ENGINES
-from .keys import distinct_objects, group_by_key, key_offsets, stream_ids
+from .keys import distinct_objects, group_by_key, key_offsets, stream_ids_beside
 from .order import processing_order, sortable_times
 from .output import Output, check_output_names
 
@@ -426,16 +426,17 @@ class Monitor:
         """
         self._check_untimed("run" if keys is None else "run_keys")
         chosen = self.resolve_engine(engine)
-        codes, events = self._events(tags, values, unknown_tags)
-        n = len(codes)
         if times is None and tiebreak is not None:
             raise ValueError("tiebreak orders events with equal times: pass times too")
-        if keys is None and times is None:  # one stream in input order: no grouping to do
-            return self._advance(chosen, self._initial_config, codes, events)[1]
         if keys is None:
-            key_ids = np.zeros(n, dtype=np.int64)
+            codes, events = self._events(tags, values, unknown_tags)
+            if times is None:  # one stream in input order: no grouping to do
+                return self._advance(chosen, self._initial_config, codes, events)[1]
+            key_ids = np.zeros(len(codes), dtype=np.int64)
         else:  # one stream per key, by qre.runtime.keys' rule
-            key_ids, _ = stream_ids(keys)
+            (key_ids, _), (codes, events) = stream_ids_beside(
+                keys, lambda: self._events(tags, values, unknown_tags))
+        n = len(codes)
         if len(key_ids) != n:
             raise ValueError(f"keys has {len(key_ids)} entries but there are {n} tags")
         if times is None:
@@ -690,8 +691,12 @@ def tag_codes(tags: Any, alphabet: Sequence[str], *, skip_unknown: bool = False)
     split = distinct_objects(tags) if isinstance(tags, np.ndarray) and tags.dtype == object \
         else None
     if split is not None:  # a long column of few objects: map the objects, not the rows
+        from codegen.grouping import lookup_codes  # a long column: Numba is in use already
+
         by_object, objects = split
-        codes = _codes_through(objects, by_object, alphabet)
+        codes, first_unknown = lookup_codes(by_object, _alphabet_lookup(objects, alphabet))
+        if first_unknown < 0:
+            return codes
         return _resolve_unknown(codes, lambda k: tags[k], skip_unknown, alphabet)
     if isinstance(tags, np.ndarray) and tags.dtype.kind in "OU":
         try:  # hashing in C: a Python loop over the rows costs twice as much
@@ -755,10 +760,15 @@ def _codes_through(distinct: Sequence[Any], rows: np.ndarray,
                    alphabet: Sequence[str]) -> np.ndarray:
     """Alphabet codes of ``distinct[rows]`` (−1: not a tag, or ``rows`` is −1), mapping
     the distinct values, not the rows, through the alphabet: O(distinct + rows)."""
-    index = {tag: k for k, tag in enumerate(alphabet)}
-    lookup = np.array([index.get(d, -1) if isinstance(d, str) else -1 for d in distinct]
-                      + [-1], dtype=np.int64)
+    lookup = np.append(_alphabet_lookup(distinct, alphabet), -1)
     return lookup[rows.astype(np.int64)]  # row code −1 reads the last entry
+
+
+def _alphabet_lookup(distinct: Sequence[Any], alphabet: Sequence[str]) -> np.ndarray:
+    """The alphabet code of each distinct value, −1 for one that is not a tag."""
+    index = {tag: k for k, tag in enumerate(alphabet)}
+    return np.array([index.get(d, -1) if isinstance(d, str) else -1 for d in distinct],
+                    dtype=np.int64)
 
 
 def _resolve_unknown(codes: np.ndarray, tag_at: Any, skip_unknown: bool,

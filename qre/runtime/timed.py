@@ -45,8 +45,8 @@ window [start, start + size), in the type of ``time``.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -57,7 +57,7 @@ from ..language.clock import TicksOverflow, TooManyTicks, check_ticks, clock_ste
 from ..language.patterns import CLOCK_FIELD, WITHIN_PREFIX, durations
 from . import columns
 from . import keys as key_rules
-from .keys import stream_ids
+from .keys import stream_ids_beside
 from .order import float_order, processing_order, tiebreak_columns, value_columns
 from .times import TimeError, TimeScale, event_times
 
@@ -65,6 +65,8 @@ if TYPE_CHECKING:
     from .monitor import Monitor
 
 __all__ = ["TIME_FIELD", "input_tags", "is_timed", "needed_fields", "run_timed"]
+
+T = TypeVar("T")
 
 TIME_FIELD = "time"
 """The record field that carries the event time in a timed run (``cur.time``)."""
@@ -122,10 +124,12 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     clock_times, scale = event_times(times, time_unit)
     n = len(clock_times)
     timed_values = _with_time(m, values, clock_times, scale)
-    codes, events = m._events(tags, timed_values, unknown_tags, derive=False)
+    (key_ids, key_values), (codes, events) = _keys_beside(
+        keys, n, lambda: m._events(tags, timed_values, unknown_tags, derive=False))
     if len(codes) != n:
         raise ValueError(f"times has {n} entries but there are {len(codes)} tags")
-    key_ids, key_values = _keys(keys, n)
+    if len(key_ids) != n:
+        raise ValueError(f"keys has {len(key_ids)} entries but there are {n} times")
     # The rows that take part (None: all), without the skipped tags (−1).
     kept = None if int(codes.min(initial=0)) >= 0 else np.flatnonzero(codes >= 0)
     order = processing_order(key_ids, clock_times, tags, codes, m.alphabet, values, tiebreak,
@@ -245,15 +249,14 @@ def _emitted(status: np.ndarray, value: np.ndarray, rows: np.ndarray, time: np.n
     return time[at], codes[at], rows[at], status[at], value[at], per_key
 
 
-def _keys(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Stream ids and each stream's key (:mod:`qre.runtime.keys`' rule); one stream
-    without keys."""
+def _keys_beside(keys: Any, n: int, work: Callable[[], T]
+                 ) -> tuple[tuple[np.ndarray, np.ndarray], T]:
+    """Stream ids and each stream's key (:mod:`qre.runtime.keys`' rule; one stream
+    without keys), and ``work()``, side by side (:func:`stream_ids_beside`)."""
     if keys is None:
-        return np.zeros(n, dtype=np.int64), np.array([None] * min(n, 1), dtype=object)
-    ids, values = stream_ids(keys)
-    if len(ids) != n:
-        raise ValueError(f"keys has {len(ids)} entries but there are {n} times")
-    return ids, values
+        return (np.zeros(n, dtype=np.int64), np.array([None] * min(n, 1), dtype=object)), \
+            work()
+    return stream_ids_beside(keys, work)
 
 
 def _with_time(m: Monitor, values: Any, times: np.ndarray, scale: TimeScale) -> Any:
