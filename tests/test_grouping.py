@@ -17,6 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import codegen.grouping as grouping_module
 from codegen.grouping import (
     events_in_order,
     group_rows,
@@ -72,11 +73,15 @@ def test_identity_ids_grow_their_table_and_take_strided_columns():
     assert np.array_equal(ids, pd.factorize(objects[rows])[0])
 
 
-@given(st.lists(st.integers(0, 6), max_size=80))
-def test_group_rows_is_a_stable_sort_by_key(ids):
+@given(st.lists(st.integers(0, 6), max_size=80), st.sampled_from([1, 2, 3]))
+def test_group_rows_is_a_stable_sort_by_key(ids, threads):
+    """In one part, or in parts side by side (each counts, then places its rows after the
+    earlier parts' rows of a key)."""
     ids = np.array(ids, dtype=np.int64)
     n_keys = int(ids.max(initial=-1)) + 1
-    order, offsets = group_rows(ids, n_keys)
+    with patch.object(grouping_module, "_PARTS_ROWS", 1), \
+            patch.object(grouping_module.numba, "get_num_threads", lambda: threads):
+        order, offsets = group_rows(ids, n_keys)
     assert order.tolist() == np.argsort(ids, kind="stable").tolist()
     assert offsets.tolist() == [0, *np.cumsum(np.bincount(ids, minlength=n_keys)).tolist()]
 
@@ -144,12 +149,15 @@ def test_interleaved_ticks_are_the_clock_steps(events, period, horizon, until):
     assert offsets.tolist() == np.searchsorted(want.key, np.arange(4)).tolist()
 
 
-def test_events_in_order_and_take_rows_take_what_they_say():
+@pytest.mark.parametrize("parts_from", [10**9, 2])  # in one call; in parts, in threads
+def test_events_in_order_and_take_rows_take_what_they_say(parts_from):
     order = np.array([2, 0, 1])
     columns = [np.array([5, 6, 7]), np.array([1.5, 2.5, 3.5]), np.array([0, 1, 1], np.int8)]
-    for got, column in zip(events_in_order(order, *columns), columns, strict=True):
-        assert got.dtype == column.dtype and got.tolist() == column[order].tolist()
-    assert take_rows(np.array([1.5, 2.5]), np.array([-1, 1, 0])).tolist()[1:] == [2.5, 1.5]
+    with patch.object(grouping_module, "_PARTS_ROWS", parts_from), \
+            patch.object(grouping_module.numba, "get_num_threads", lambda: 2):
+        for got, column in zip(events_in_order(order, *columns), columns, strict=True):
+            assert got.dtype == column.dtype and got.tolist() == column[order].tolist()
+        assert take_rows(np.array([1.5, 2.5]), np.array([-1, 1, 0])).tolist()[1:] == [2.5, 1.5]
 
 
 TIMED = ["alphabet a, b; aggregate(sum(cur.x), 6s, 2s)",
