@@ -60,8 +60,9 @@ query: the same (key, start) windows, in any order, averages within 1e-9 (the pe
 panes; the hand-written loop sums in time order as qre does, but takes equal times in
 input order where qre orders them by tag, then reading).
 
-What the numbers mean: seconds of one call, the best of 3 after a warm-up (which
-compiles and caches every kernel); each tool's own frame is in memory, its result
+What the numbers mean: seconds of one call, the best of 5 in a row after a warm-up
+(which compiles and caches every kernel; the shorter calls vary most: qre's running sum
+took 0.15 to 0.33 s from run to run of this script); each tool's own frame is in memory, its result
 built (qre: output arrays, or run_timed's DataFrame; pandas: a Series; polars: a Series,
 or a DataFrame; DuckDB: a numpy column, or columns). ``hand / qre``: the hand-written
 loop's seconds / qre's (below 1: the loop is faster); ``qre ×``: the tool's seconds /
@@ -464,7 +465,7 @@ def timed_forms(m: qre.Monitor, frame: pd.DataFrame, pl_frame: object,
     }
 
 
-def run(n: int, k: int, repeat: int = 3) -> tuple[list[dict[str, object]], list[str]]:
+def run(n: int, k: int, repeat: int = 5) -> tuple[list[dict[str, object]], list[str]]:
     import duckdb
     import polars as pl
 
@@ -499,7 +500,7 @@ def run(n: int, k: int, repeat: int = 3) -> tuple[list[dict[str, object]], list[
 
 
 def markdown(rows: list[dict[str, object]], notes: list[str], n: int, k: int,
-             load: tuple[float, float]) -> str:
+             load: tuple[float, float], repeat: int) -> str:
     head = ("| query | DT states | " + " | ".join(f"{t} s" for t in TOOLS)
             + " | hand / qre | qre × pandas | qre × polars | qre × DuckDB |")
     lines = [head, "|---|" + "---:|" * (len(TOOLS) + 5)]
@@ -522,7 +523,7 @@ def markdown(rows: list[dict[str, object]], notes: list[str], n: int, k: int,
         f"Produced by `.venv/bin/python benchmarks/end_to_end.py --events {n} --keys {k} "
         f"--write` on {stamp} ({platform.machine()}, {os.cpu_count()} cores, {versions}). "
         f"{n:,} events over {k:,} text keys read from Parquet; seconds of one call, best of "
-        "3 after a warm-up; see the script's docstring for what each tool runs. "
+        f"{repeat} in a row after a warm-up; see the script's docstring for what each tool runs. "
         "`hand / qre` below 1: the hand-written loop is faster. The machine's load average "
         f"(1 min) was {load[0]:.1f} at the start and {load[1]:.1f} at the end: a shared "
         "machine times noisily.",
@@ -540,12 +541,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=10_000_000)
     parser.add_argument("--keys", type=int, default=100_000)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--write", action="store_true", help="update benchmarks/RESULTS.md")
     args = parser.parse_args()
     load = os.getloadavg()[0]
     rows, notes = run(args.events, args.keys, args.repeat)
-    text = markdown(rows, notes, args.events, args.keys, (load, os.getloadavg()[0]))
+    text = markdown(rows, notes, args.events, args.keys, (load, os.getloadavg()[0]),
+                    args.repeat)
     print(text)
     if args.write:
         write_section(RESULTS, "end-to-end", text)

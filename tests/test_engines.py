@@ -275,3 +275,29 @@ def test_spark_plans_do_not_wait_for_the_kernel(tmp_path, monkeypatch):
     release.set()
     thread.join(60)
     assert not thread.is_alive()
+
+
+def test_a_large_auto_run_starts_the_background_compile(tmp_path, monkeypatch):
+    """A run through auto of AUTO_COMPILE_EVENTS events or more, whose kernel is not ready,
+    runs the table engine and starts the compile in the background (a smaller run, or a
+    run on a named engine, does not): the runs after it take codegen once it is ready."""
+    from qre.runtime import monitor as monitor_module
+
+    monkeypatch.setenv("QRE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(monitor_module, "AUTO_COMPILE_EVENTS", 3)
+    release = _held_compile(monkeypatch)
+    m = qre("combine(sum(cur * 5), const(0.375), +)", alphabet=["x"])
+    started, original = [], monitor_module.Monitor._compile_in_background
+    monkeypatch.setattr(monitor_module.Monitor, "_compile_in_background",
+                        lambda self: started.append(1) or original(self))
+    assert m.run(["x", "x"], [1.0, 2.0]).value.tolist() == [5.375, 15.375]
+    m.run(["x"] * 3, [1.0] * 3, engine="table")
+    assert not started  # two events; a named engine
+    want = [5.375, 10.375, 15.375]
+    assert m.run_keys([0, 1, 0, 1], ["x"] * 4, [1.0] * 4).value.tolist() == [5.375, 5.375,
+                                                                               10.375, 10.375]
+    assert started and m.resolve_engine("auto") == "table"
+    release.set()
+    monitor_module._BACKGROUND[m._engine("codegen").path].join(300)
+    assert m.resolve_engine("auto") == "codegen"
+    assert m.run(["x"] * 3, [1.0] * 3).value.tolist() == want

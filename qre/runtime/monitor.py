@@ -58,7 +58,8 @@ cache), else ``"table"``; :meth:`Monitor.prepare` compiles an engine ahead of
 use, e.g. ``m.prepare("codegen")`` before a long run, or
 ``m.prepare("codegen", background=True)`` to compile in another process while
 ``"auto"`` runs the table engine (seconds for a DT of a thousand states, more beyond).
-For a run that is its process's only one, as ``qre run``'s, ``resolve_engine("auto",
+A run through ``"auto"`` of at least :data:`AUTO_COMPILE_EVENTS` events starts that
+background compile itself when the kernel is not ready. For a run that is its process's only one, as ``qre run``'s, ``resolve_engine("auto",
 events=n)`` picks the reference engine when the run is small (:data:`SMALL_RUN`): then
 interpreting costs less than importing Numba and loading a kernel.
 """
@@ -92,7 +93,8 @@ from .keys import distinct_objects, group_by_key, key_offsets, stream_ids_beside
 from .order import processing_order, sortable_times
 from .output import Output, check_output_names
 
-__all__ = ["ENGINES", "SMALL_RUN", "Monitor", "Output", "Session", "Stats", "tag_codes"]
+__all__ = ["AUTO_COMPILE_EVENTS", "ENGINES", "SMALL_RUN", "Monitor", "Output", "Session",
+           "Stats", "tag_codes"]
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +134,14 @@ class _ReferenceEngine:
         return (*encode(config), out_status, out_value)
 
 _UNKNOWN_TAGS = ("error", "skip")
+
+AUTO_COMPILE_EVENTS = 1_000_000
+"""A run through ``auto`` with at least this many events, whose codegen kernel is not
+ready, runs the table engine and starts compiling the kernel in the background (what
+``prepare("codegen", background=True)`` does): the runs after it take codegen once the
+kernel is ready, and none waits for a compile. A compile takes seconds (DTs of ~1,000
+states: 2–6 s, benchmarks/RESULTS.md "codegen-shapes"), which the table engine spends on a
+few million events; a smaller run is left as it is (the caller may still prepare)."""
 
 SMALL_RUN = 20_000
 """The most event operations (events × ``Stats.ops_per_event``) that ``auto`` interprets
@@ -298,7 +308,9 @@ class Monitor:
 
     def resolve_engine(self, engine: str = "auto", *, events: int | None = None) -> str:
         """The engine a call with ``engine`` runs: ``auto`` is ``codegen`` if its kernel
-        is ready (compiled in this process or cached on disk), else ``table``.
+        is ready (compiled in this process or cached on disk), else ``table`` (a run of at
+        least :data:`AUTO_COMPILE_EVENTS` events then starts the kernel's compile in the
+        background).
 
         ``events``: the number of events (clock ticks included) of a run that is its
         process's only one, as ``qre run``'s is. ``auto`` then interprets a small run
@@ -346,6 +358,12 @@ class Monitor:
         elif name == "table":
             obj.initial_config([0.0] * len(self.dt.initial))  # loads the shared kernel
         return None
+
+    def _compile_for_large_runs(self, engine: str, chosen: str, events: int) -> None:
+        """``auto`` on the table engine for a run of :data:`AUTO_COMPILE_EVENTS` events or
+        more: compile the codegen kernel in the background for the runs that follow."""
+        if engine == "auto" and chosen == "table" and events >= AUTO_COMPILE_EVENTS:
+            self._compile_in_background()
 
     def _compile_in_background(self) -> threading.Thread:
         """The thread compiling the codegen kernel (started once per kernel: monitors of
@@ -430,12 +448,14 @@ class Monitor:
             raise ValueError("tiebreak orders events with equal times: pass times too")
         if keys is None:
             codes, events = self._events(tags, values, unknown_tags)
+            self._compile_for_large_runs(engine, chosen, len(codes))
             if times is None:  # one stream in input order: no grouping to do
                 return self._advance(chosen, self._initial_config, codes, events)[1]
             key_ids = np.zeros(len(codes), dtype=np.int64)
         else:  # one stream per key, by qre.runtime.keys' rule
             (key_ids, _), (codes, events) = stream_ids_beside(
                 keys, lambda: self._events(tags, values, unknown_tags))
+            self._compile_for_large_runs(engine, chosen, len(codes))
         n = len(codes)
         if len(key_ids) != n:
             raise ValueError(f"keys has {len(key_ids)} entries but there are {n} tags")

@@ -130,6 +130,7 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
         raise ValueError(f"times has {n} entries but there are {len(codes)} tags")
     if len(key_ids) != n:
         raise ValueError(f"keys has {len(key_ids)} entries but there are {n} times")
+    m._compile_for_large_runs(engine, chosen, n)
     # The rows that take part (None: all), without the skipped tags (−1).
     kept = None if int(codes.min(initial=0)) >= 0 else np.flatnonzero(codes >= 0)
     order = processing_order(key_ids, clock_times, tags, codes, m.alphabet, values, tiebreak,
