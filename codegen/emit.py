@@ -331,8 +331,9 @@ class _Emitter:
     def row_states(self) -> list[int]:
         """The states ``run_rows`` keeps per key: those a tag step reads from the previous
         configuration (a source without a prime) and the outputs (a skipped event repeats
-        them). Every other state is written before it is read in every step, so its
-        value between events matters only to a caller that wants the configurations."""
+        them). No step reads any other state's previous value (only, if at all, its new
+        one, written first in that step), so that value matters only to a caller that wants
+        the configurations."""
         t = self.tables
         kept = set(t.final.tolist())
         for label in range(1, len(self.tags) + 1):

@@ -280,8 +280,8 @@ class CodegenEngine(ArrayEngine):
                       data: np.ndarray, status: np.ndarray, value: np.ndarray
                       ) -> tuple[np.ndarray, np.ndarray] | None:
         """``run_rows`` over the rows in input order, when the module has it (a small DT)
-        and the keys' configurations (k · |Q| · 9 bytes) are not much larger than the
-        rows' data: one pass, no grouping."""
+        and the keys' kept states (k · |ROW_STATES| · 9 bytes) are not much larger than
+        the rows' data: one pass, no grouping."""
         mod = self.module()
         if not hasattr(mod, "run_rows"):
             return None

@@ -59,9 +59,10 @@ use, e.g. ``m.prepare("codegen")`` before a long run, or
 ``m.prepare("codegen", background=True)`` to compile in another process while
 ``"auto"`` runs the table engine (seconds for a DT of a thousand states, more beyond).
 A run through ``"auto"`` of at least :data:`AUTO_COMPILE_EVENTS` events starts that
-background compile itself when the kernel is not ready. For a run that is its process's only one, as ``qre run``'s, ``resolve_engine("auto",
-events=n)`` picks the reference engine when the run is small (:data:`SMALL_RUN`): then
-interpreting costs less than importing Numba and loading a kernel.
+background compile itself when the kernel is not ready. For a run that is its process's
+only one, as ``qre run``'s, ``resolve_engine("auto", events=n)`` picks the reference
+engine when the run is small (:data:`SMALL_RUN`): then interpreting costs less than
+importing Numba and loading a kernel.
 """
 
 from __future__ import annotations
