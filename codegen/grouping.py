@@ -32,7 +32,8 @@ ids and an array of k + 1 counts; :func:`sort_groups` linear on nearly sorted
 times (a merge sort per key beyond); the timed kernels one pass each. All about 10
 ns per row on this machine's scale (see benchmarks/end_to_end.py); the gathers
 (random reads) cost most. From :data:`_PARTS_ROWS` rows the counting sort and the gathers
-run in parts, one per Numba thread, side by side (0.14 → 0.06 s for 10M rows on 2 cores).
+run in parts, one per Numba thread, side by side (0.14 → 0.06 s for 10M rows on 2 cores),
+and :func:`sort_groups` in parts of whole groups.
 """
 
 from __future__ import annotations
@@ -106,10 +107,17 @@ def sort_groups(order: np.ndarray, offsets: np.ndarray,
     """
     order = np.array(order, dtype=np.int64)  # a copy: sorted in place
     values = values.astype(np.float64 if values.dtype.kind == "f" else np.int64, copy=False)
+    offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     sorted_values = np.empty(len(order), dtype=values.dtype)
     run_start = np.ones(len(order), dtype=bool)
-    _sort_groups(order, np.ascontiguousarray(offsets, dtype=np.int64), values, sorted_values,
-                 run_start)
+    # In parts of whole groups (about as many rows each), side by side.
+    cuts = np.unique(np.searchsorted(offsets, [b for _, b in _parts(len(order))[:-1]]))
+    bounds = [0, *cuts.tolist(), len(offsets) - 1]
+    _side_by_side([partial(_sort_groups, order[offsets[g0]:offsets[g1]],
+                           offsets[g0:g1 + 1] - offsets[g0], values,
+                           sorted_values[offsets[g0]:offsets[g1]],
+                           run_start[offsets[g0]:offsets[g1]])
+                   for g0, g1 in itertools.pairwise(bounds) if g1 > g0] or [lambda: None])
     return order, run_start
 
 

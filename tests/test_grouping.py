@@ -117,14 +117,16 @@ def test_long_tag_columns_give_the_codes_and_errors_of_short_ones(tags, skip):
 
 
 @given(st.lists(st.tuples(st.integers(0, 2), st.integers(-4, 4)), max_size=120),
-       st.booleans(), st.booleans())
-def test_sort_groups_is_a_stable_sort_by_group_then_value(rows, descending, floats):
+       st.booleans(), st.booleans(), st.sampled_from([1, 2, 3]))
+def test_sort_groups_is_a_stable_sort_by_group_then_value(rows, descending, floats, threads):
     """Ties, and groups far from sorted (descending: past the insertion sort's budget, the
-    merge sort's turn)."""
+    merge sort's turn); in one part, or in parts of whole groups side by side."""
     ids = np.array([g for g, _ in rows], dtype=np.int64)
     values = np.array([-t if descending else t for _, t in rows],
                       dtype=np.float64 if floats else np.int64)
-    order, start = sort_groups(*group_rows(ids, 3), values)
+    with patch.object(grouping_module, "_PARTS_ROWS", 1), \
+            patch.object(grouping_module.numba, "get_num_threads", lambda: threads):
+        order, start = sort_groups(*group_rows(ids, 3), values)
     want = np.lexsort([values, ids])
     assert order.tolist() == want.tolist()
     runs = np.stack([ids[want], values[want]], axis=1)
