@@ -29,7 +29,7 @@ Costs: batch, one shuffle by key, then a sort and O(DT size) per event in the
 kernel per partition (about 600,000 rows/s per core for a small query, 1.0x a
 native Spark SQL window, benchmarks/spark_frame.py); streaming, a shuffle per
 micro-batch and per bucket one state read and write, numpy bookkeeping and one
-kernel call (about 100,000 rows/s on 2 cores at 10,000 keys with 10 events
+kernel call (94,000 to 102,000 rows/s on 2 cores at 10,000 keys with 10 events
 each, benchmarks/spark_stream.py).
 """
 
