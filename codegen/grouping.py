@@ -43,6 +43,7 @@ import itertools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from functools import partial
+from typing import TypeVar
 
 import numba
 import numpy as np
@@ -50,7 +51,10 @@ import numpy as np
 from .numba_cache import guard_namespace
 
 __all__ = ["events_in_order", "group_rows", "identity_ids", "interleave_ticks",
-           "is_permutation", "lookup_codes", "sort_groups", "take_rows", "tick_counts"]
+           "is_permutation", "lookup_codes", "side_by_side", "sort_groups", "take_rows",
+           "tick_counts"]
+
+T = TypeVar("T")
 
 _JIT = {"nopython": True, "cache": True, "nogil": True}
 
@@ -79,11 +83,11 @@ def group_rows(ids: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     # rows of the same key: stable, and the parts run side by side.
     parts = _parts(len(ids))
     counts = np.zeros((len(parts), n_keys), dtype=np.int64)
-    _side_by_side([partial(_count_keys, ids[a:b], counts[p])
+    side_by_side([partial(_count_keys, ids[a:b], counts[p])
                    for p, (a, b) in enumerate(parts)])
     offsets, fill = _part_starts(counts)
     order = np.empty(len(ids), dtype=np.int64)
-    _side_by_side([partial(_place_rows, ids[a:b], a, fill[p], order)
+    side_by_side([partial(_place_rows, ids[a:b], a, fill[p], order)
                    for p, (a, b) in enumerate(parts)])
     return order, offsets
 
@@ -113,7 +117,7 @@ def sort_groups(order: np.ndarray, offsets: np.ndarray,
     # In parts of whole groups (about as many rows each), side by side.
     cuts = np.unique(np.searchsorted(offsets, [b for _, b in _parts(len(order))[:-1]]))
     bounds = [0, *cuts.tolist(), len(offsets) - 1]
-    _side_by_side([partial(_sort_groups, order[offsets[g0]:offsets[g1]],
+    side_by_side([partial(_sort_groups, order[offsets[g0]:offsets[g1]],
                            offsets[g0:g1 + 1] - offsets[g0], values,
                            sorted_values[offsets[g0]:offsets[g1]],
                            run_start[offsets[g0]:offsets[g1]])
@@ -132,7 +136,7 @@ def events_in_order(order: np.ndarray, key: np.ndarray, time: np.ndarray,
     """
     out = (np.empty(len(order), dtype=key.dtype), np.empty(len(order), dtype=time.dtype),
            np.empty(len(order), dtype=codes.dtype))
-    _side_by_side([partial(_events_in_order, order[a:b], key, time, codes,
+    side_by_side([partial(_events_in_order, order[a:b], key, time, codes,
                            *(o[a:b] for o in out)) for a, b in _parts(len(order))])
     return out
 
@@ -209,7 +213,7 @@ def take_rows(column: np.ndarray, rows: np.ndarray) -> np.ndarray:
     [2.5, nan, 1.5]
     """
     out = np.empty(len(rows), dtype=np.float64)
-    _side_by_side([partial(_take_rows, column, rows[a:b], out[a:b])
+    side_by_side([partial(_take_rows, column, rows[a:b], out[a:b])
                    for a, b in _parts(len(rows))])
     return out
 
@@ -220,16 +224,16 @@ def _parts(n: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(n * j // parts for j in range(parts + 1)))
 
 
-def _side_by_side(calls: list[Callable[[], object]]) -> None:
-    """Run the calls (kernels that release the GIL) in threads, the first in this one."""
+def side_by_side(calls: list[Callable[[], T]]) -> list[T]:
+    """The calls' results, the calls run in threads side by side (they should spend their
+    time where the GIL is released: these kernels, Numba passes), the first in this
+    thread. An error of the first is raised once the others are done, before theirs."""
     if len(calls) == 1:
-        calls[0]()
-        return
+        return [calls[0]()]
     with ThreadPoolExecutor(max_workers=len(calls) - 1, thread_name_prefix="qre-parts") as pool:
         rest = [pool.submit(call) for call in calls[1:]]
-        calls[0]()
-        for done in rest:
-            done.result()
+        first = calls[0]()
+        return [first, *(done.result() for done in rest)]
 
 
 def is_permutation(order: np.ndarray) -> bool:

@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import numpy as np
@@ -105,10 +104,10 @@ def stream_ids_beside(keys: Any, work: Callable[[], T]
     if not long:
         done = work()  # first, as below: its errors come before the keys'
         return stream_ids(keys), done
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="qre-keys") as pool:
-        ids = pool.submit(stream_ids, keys)
-        done = work()
-        return ids.result(), done
+    from codegen.grouping import side_by_side  # a long column: Numba is in use already
+
+    done, ids = side_by_side([work, lambda: stream_ids(keys)])
+    return ids, done
 
 
 def group_by_key(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

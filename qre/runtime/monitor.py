@@ -449,14 +449,13 @@ class Monitor:
             raise ValueError("tiebreak orders events with equal times: pass times too")
         if keys is None:
             codes, events = self._events(tags, values, unknown_tags)
-            self._compile_for_large_runs(engine, chosen, len(codes))
-            if times is None:  # one stream in input order: no grouping to do
-                return self._advance(chosen, self._initial_config, codes, events)[1]
             key_ids = np.zeros(len(codes), dtype=np.int64)
         else:  # one stream per key, by qre.runtime.keys' rule
             (key_ids, _), (codes, events) = stream_ids_beside(
                 keys, lambda: self._events(tags, values, unknown_tags))
-            self._compile_for_large_runs(engine, chosen, len(codes))
+        self._compile_for_large_runs(engine, chosen, len(codes))
+        if keys is None and times is None:  # one stream in input order: no grouping to do
+            return self._advance(chosen, self._initial_config, codes, events)[1]
         n = len(codes)
         if len(key_ids) != n:
             raise ValueError(f"keys has {len(key_ids)} entries but there are {n} tags")
