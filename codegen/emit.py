@@ -52,26 +52,29 @@ Generated functions (module globals ``N_STATES``, ``N_TAGS``, ``N_OUT``):
 
 * ``init(x_s, x_v, status, value)`` — Δ_i(x) with x over I (in ``dt.initial``
   order) written into the configuration arrays;
-* ``segment(codes, data, rows, i0, i1, status, value, out_s, out_v)`` — the
-  events ``rows[i0:i1]``, or events i0..i1-1 themselves if ``rows`` is empty (code
-  -1: skipped, the configuration stays and the output row repeats), configuration
-  updated in place, the output vector after each event at its row of ``out``;
+* ``segment(codes, data, i0, i1, status, value, out_s, out_v)`` — the events
+  i0..i1-1 (code -1: skipped, the configuration stays and the output row repeats),
+  configuration updated in place, the output vector after each event at its row of
+  ``out``. No index array: one stream's rows are in order, and a key's rows are
+  gathered into buffers first, so the loop reads no row numbers;
 * ``run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v,
-  fin_s, fin_v)`` — the keyed streams g0..g1-1 (key g's rows
-  ``order[offsets[g]:offsets[g+1]]``), each from status0/value0, final
-  configurations at ``fin[g]`` (none into ``fin`` arrays of no rows); without
-  the GIL, so that the engine runs chunks of keys in parallel threads (one
-  stream is one key; with ``gather``, each key's events are copied together first). The
+  fin_s, fin_v, gather)`` — the keyed streams g0..g1-1 (key g's rows
+  ``order[offsets[g]:offsets[g+1]]`` with ``gather``, each key's events copied together
+  first; without, rows ``offsets[g]..offsets[g+1]-1`` themselves: one stream), each from
+  status0/value0, final configurations at ``fin[g]`` (none into ``fin`` arrays of no
+  rows); without the GIL, so that the engine runs chunks of keys in parallel threads. The
   table kernel's ``prange`` would cost more than a second of parfor compilation per query;
 * ``run_rows(codes, data, keys, i0, i1, status, value, full_s, full_v, out_s, out_v)`` —
-  only for DTs of at most :data:`MAX_ROW_STATES` states: rows i0..i1-1 in input order,
-  row i of key ``keys[i]``, without the GIL. No grouping of the rows. Row ``keys[i]`` of
-  the tables ``status``/``value`` holds that key's states ``ROW_STATES`` (a module
-  global: those a step reads from the previous configuration, and the outputs), loaded
-  before the event and stored after; the other states are written to row ``keys[i]`` of
-  ``full_s``/``full_v`` (all Q states) unless those have no rows. A run that wants only
-  the outputs keeps one narrow table per key: a running sum's is 9 bytes a key, not 36,
-  and 100k keys' rows stay in the core's cache (4x faster on 10M events).
+  only for DTs of at most :data:`MAX_ROW_STATES` states (:data:`MAX_ROW_KEPT` kept):
+  rows i0..i1-1 in input order, row i of key ``keys[i]``, without the GIL. No grouping.
+  Row ``keys[i]`` of the tables ``status``/``value`` holds that key's states
+  ``ROW_STATES`` (a module global: those a step reads from the previous configuration,
+  and the outputs), loaded before the event and stored after; the other states are
+  written to row ``keys[i]`` of ``full_s``/``full_v`` (all Q states) unless those have
+  no rows. A run that wants only the outputs keeps one narrow table per key: a running
+  sum's is 9 bytes a key, not 36, and 100k keys' rows stay in the core's cache (4x
+  faster on 10M events); larger tables run in blocks of keys that fit it
+  (:func:`codegen.grouping.block_rows`).
 
 :func:`emit` is pure: the same tables (and names) give the same text, so the
 text's hash names the compiled module in the cache (:mod:`codegen.generated`).
@@ -90,8 +93,8 @@ from dt.terms import OPS, Apply, Const, Cur, Term, Var
 
 from .tables import OP_CONST, OP_CUR, OP_NEW, OP_OLD, OPCODES, Tables
 
-__all__ = ["FUNCTIONS", "MAX_REGISTER_STATES", "MAX_ROW_STATES", "MAX_UNROLLED_STATES",
-           "emit"]
+__all__ = ["FUNCTIONS", "MAX_REGISTER_STATES", "MAX_ROW_KEPT", "MAX_ROW_STATES",
+           "MAX_UNROLLED_STATES", "emit"]
 
 FUNCTIONS = ("init", "segment", "run_chunk")
 """The jitted functions of every emitted module (small DTs also have ``run_rows``)."""
@@ -108,12 +111,18 @@ compiles a few hundred lines a second; just above :data:`MAX_REGISTER_STATES` (t
 configuration in arrays either way) the loops already compile in less time at about the
 same speed per event (benchmarks/RESULTS.md, "Codegen kernel shapes")."""
 
-MAX_ROW_STATES = 16
-"""Up to this many states the module also has ``run_rows``: keyed rows in input order,
-each key's configuration loaded from and stored to a table around every event. For
-small configurations that beats grouping the rows by key (a sort, then scattered reads
-and writes); for larger ones the loads and stores cost more (measured in
-benchmarks/end_to_end.py)."""
+MAX_ROW_STATES = 64
+"""Up to this many states, and :data:`MAX_ROW_KEPT` kept states, the module also has
+``run_rows``: keyed rows in input order, each key's kept states loaded from and stored to
+a table around every event. That beats grouping the rows by key (a sort, then scattered
+reads and writes) while the table fits a core's cache, which the engine arranges by
+running blocks of keys (:func:`codegen.grouping.block_rows`): on 10M rows over 100k keys
+(benchmarks/end_to_end.py) 0.16 s against 0.37 s for 10 kept states, 0.33 against 0.48
+for 27. A second copy of the step costs compile time (+0.8 s at 32 states), hence the
+bound."""
+
+MAX_ROW_KEPT = 32
+"""Up to this many kept states (:meth:`_Emitter.row_states`) a module has ``run_rows``."""
 
 _OP_NAME = {code: name for name, code in OPCODES.items()}
 
@@ -543,9 +552,8 @@ class _Emitter:
                       "those have no rows;")
             fn.add(1, 'outputs at the rows."""')
         else:
-            fn.add(1, '"""Events rows[i0:i1] (i0..i1-1 if rows is empty; code -1 skips one); '
-                      'configuration')
-            fn.add(1, 'in place, outputs at the rows."""')
+            fn.add(1, '"""Events i0..i1-1 (code -1 skips one); configuration in place, '
+                      'outputs at the rows."""')
         if self.registers and not by_row:
             fn.add(1, "# The configuration in locals; a value is exactly NaN unless defined.")
             for q in range(t.n_states):
@@ -567,9 +575,8 @@ class _Emitter:
                 fn.add(2, f"s{q} = _get2(status, g, {j})  # {self.states[q]}")
                 fn.add(2, f"v{q} = _get2(value, g, {j})")
         else:
-            # No rows: the events in order (one stream reads no index array).
-            fn.add(2, "row = _get(rows, i) if rows.shape[0] else i")
-        fn.add(2, "code = codes[row]")
+            fn.add(2, "row = i")
+        fn.add(2, "code = _get(codes, row)")
         for j, group in enumerate(self.tag_groups()):
             k = group[0]
             names = ", ".join(_safe(repr(self.tags[c])) for c in group)
@@ -620,7 +627,7 @@ class _Emitter:
                     "out_s, out_v):",
                     *fn.lines]
         return ["@numba.jit(**_JIT)",
-                "def segment(codes, data, rows, i0, i1, status, value, out_s, out_v):",
+                "def segment(codes, data, i0, i1, status, value, out_s, out_v):",
                 *fn.lines]
 
 
@@ -628,15 +635,16 @@ _RUNNERS = '''
 @numba.jit(**_JIT, nogil=True)
 def run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v, fin_s,
               fin_v, gather):
-    """Keys g0..g1-1 (key g's rows order[offsets[g]:offsets[g+1]]), each from
-    status0/value0: outputs at the rows, final configurations at fin[g] (none if fin
-    has no rows: the caller does not want them). Without the GIL: the engine runs
-    chunks of keys in parallel threads (one stream is one key).
+    """Keys g0..g1-1, each from status0/value0: outputs at the rows, final configurations
+    at fin[g] (none if fin has no rows: the caller does not want them). Without the GIL:
+    the engine runs chunks of keys in parallel threads.
 
-    With ``gather``, a key's events are first copied into contiguous buffers and its
-    outputs copied back after: keys interleaved in the input scatter a key's rows, and
-    the step's long loop body would wait on every scattered read and write (3-6x
-    slower on 10M rows over 100k keys); tight copy loops overlap those misses."""
+    With ``gather``, key g's rows are order[offsets[g]:offsets[g+1]]: its events are
+    first copied into contiguous buffers and its outputs copied back after (keys
+    interleaved in the input scatter a key's rows, and the step's long loop body would
+    wait on every scattered read and write, 3-6x slower on 10M rows over 100k keys;
+    tight copy loops overlap those misses). Without, key g's rows are
+    offsets[g]..offsets[g+1]-1 themselves (one stream: order is not read)."""
     status = np.empty(N_STATES, dtype=np.uint8)
     value = np.empty(N_STATES)
     finals = fin_s.shape[0] != 0
@@ -644,7 +652,6 @@ def run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v
     if gather:
         for g in range(g0, g1):
             longest = max(longest, _get(offsets, g + 1) - _get(offsets, g))
-    rows = np.arange(longest)
     c_buf = np.empty(longest, dtype=np.int64)
     d_buf = np.empty((longest, data.shape[1]))
     s_buf = np.empty((longest, N_OUT), dtype=np.uint8)
@@ -655,15 +662,15 @@ def run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v
             _put(value, q, _get(value0, q))
         start, end = _get(offsets, g), _get(offsets, g + 1)
         # One call of segment (one inlined copy of the step): on the buffers or in place.
-        ev_c, ev_d, ev_r, i0, i1, ev_s, ev_v = codes, data, order, start, end, out_s, out_v
+        ev_c, ev_d, i0, i1, ev_s, ev_v = codes, data, start, end, out_s, out_v
         if gather:
             for j in range(end - start):
                 r = _get(order, start + j)
                 _put(c_buf, j, _get(codes, r))
                 for c in range(data.shape[1]):
                     _put2(d_buf, j, c, _get2(data, r, c))
-            ev_c, ev_d, ev_r, i0, i1, ev_s, ev_v = c_buf, d_buf, rows, 0, end - start, s_buf, v_buf
-        segment(ev_c, ev_d, ev_r, i0, i1, status, value, ev_s, ev_v)
+            ev_c, ev_d, i0, i1, ev_s, ev_v = c_buf, d_buf, 0, end - start, s_buf, v_buf
+        segment(ev_c, ev_d, i0, i1, status, value, ev_s, ev_v)
         if gather:
             for j in range(end - start):
                 r = _get(order, start + j)
@@ -737,6 +744,6 @@ def emit(tables: Tables, *, states: Sequence[str] | None = None,
         body = [*loop_module(em), "", *_RUNNERS.splitlines()]
     else:
         body = [*em.emit_init(), "", "", *em.emit_segment(), "", *_RUNNERS.splitlines()]
-    if registers and tables.n_states <= MAX_ROW_STATES:
+    if registers and tables.n_states <= MAX_ROW_STATES and len(em.row_states()) <= MAX_ROW_KEPT:
         body += ["", "", f"ROW_STATES = {tuple(em.row_states())}", "", "", *em.emit_rows()]
     return "\n".join(header + body) + "\n"

@@ -17,6 +17,10 @@ passes over the rows:
 * :func:`group_rows` is a counting sort of key ids: the rows grouped by key, each
   key's rows in input order (what ``np.argsort(ids, kind="stable")`` gives) and
   the offsets of each key's run, as the keyed engines take them;
+* :func:`block_rows` partitions the rows by blocks of consecutive key ids (a counting
+  sort by block, the rows' codes and data moved with them) and :func:`merge_blocks`
+  takes rows in that order back to input order: the keyed kernel then runs block by
+  block with each block's per-key table in a core's cache;
 * :func:`sort_groups` sorts each key's rows by time, stably (a timed run's
   processing order, :func:`qre.runtime.order.event_order`);
 * :func:`is_permutation` is the engines' check of a grouping they are given;
@@ -42,6 +46,7 @@ import ctypes
 import itertools
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from functools import partial
 from typing import TypeVar
 
@@ -50,9 +55,9 @@ import numpy as np
 
 from .numba_cache import guard_namespace
 
-__all__ = ["events_in_order", "group_rows", "identity_ids", "interleave_ticks",
-           "is_permutation", "lookup_codes", "side_by_side", "sort_groups", "take_rows",
-           "tick_counts"]
+__all__ = ["KeyBlocks", "block_rows", "events_in_order", "group_rows", "identity_ids",
+           "interleave_ticks", "is_permutation", "lookup_codes", "merge_blocks", "side_by_side",
+           "sort_groups", "take_rows", "tick_counts"]
 
 T = TypeVar("T")
 
@@ -90,6 +95,71 @@ def group_rows(ids: np.ndarray, n_keys: int) -> tuple[np.ndarray, np.ndarray]:
     side_by_side([partial(_place_rows, ids[a:b], a, fill[p], order)
                    for p, (a, b) in enumerate(parts)])
     return order, offsets
+
+
+@dataclass(frozen=True)
+class KeyBlocks:
+    """Rows partitioned by blocks of consecutive key ids (:func:`block_rows`).
+
+    Block b holds the keys ``b << shift`` .. ``((b + 1) << shift) − 1`` and the rows
+    ``starts[b]:starts[b+1]`` of ``keys`` (each row's key id within its block), ``codes``
+    and ``data``, in input order. ``fill[p, b]`` is where row part p's rows of block b
+    start (the parts of :func:`_parts`), which :func:`merge_blocks` reads again."""
+
+    shift: int
+    starts: np.ndarray  # int64[blocks + 1]
+    fill: np.ndarray  # int64[parts, blocks]
+    keys: np.ndarray  # int64[n]
+    codes: np.ndarray  # int64[n]
+    data: np.ndarray  # float64[n, f]
+
+
+def block_rows(ids: np.ndarray, shift: int, codes: np.ndarray,
+               data: np.ndarray) -> KeyBlocks:
+    """The rows partitioned stably by block of keys ``ids >> shift`` (a counting sort by
+    block: sequential reads, one sequential write stream per block), with their codes
+    and data: each block's keys then fit a per-key table in a core's cache, and the keyed
+    kernel (``run_rows``) reads a block's rows in order, without a sort by key.
+
+    >>> b = block_rows(np.array([3, 0, 2, 1]), 1, np.array([5, 6, 7, 8]),
+    ...                np.array([[.5], [.6], [.7], [.8]]))
+    >>> b.starts.tolist(), b.keys.tolist(), b.codes.tolist()
+    ([0, 2, 4], [0, 1, 1, 0], [6, 8, 5, 7])
+    """
+    n = len(ids)
+    n_blocks = (int(ids.max(initial=-1)) >> shift) + 1
+    parts = _parts(n)
+    counts = np.zeros((len(parts), n_blocks), dtype=np.int64)
+    side_by_side([partial(_count_blocks, ids[a:b], shift, counts[p])
+                   for p, (a, b) in enumerate(parts)])
+    starts, fill = _part_starts(counts)
+    keys = np.empty(n, dtype=np.int64)
+    block_codes = np.empty(n, dtype=np.int64)
+    block_data = np.empty(data.shape, dtype=np.float64)
+    side_by_side([partial(_place_blocks, ids[a:b], codes[a:b], data[a:b], shift,
+                          fill[p].copy(), keys, block_codes, block_data)
+                   for p, (a, b) in enumerate(parts)])
+    return KeyBlocks(shift, starts, fill, keys, block_codes, block_data)
+
+
+def merge_blocks(ids: np.ndarray, blocks: KeyBlocks, block_s: np.ndarray,
+                 block_v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of :func:`block_rows`' order (``block_s`` uint8[n, m], ``block_v``
+    float64[n, m]) back in input order: row i is the next unread row of its block.
+
+    >>> ids = np.array([3, 0, 2, 1])
+    >>> b = block_rows(ids, 1, np.zeros(4, dtype=np.int64), np.zeros((4, 0)))
+    >>> s, v = merge_blocks(ids, b, np.arange(4, dtype=np.uint8)[:, None],
+    ...                     np.arange(4.0)[:, None])
+    >>> s[:, 0].tolist()
+    [2, 0, 3, 1]
+    """
+    n, m = block_s.shape
+    out_s, out_v = np.empty((n, m), dtype=np.uint8), np.empty((n, m))
+    side_by_side([partial(_merge_blocks, ids[a:b], blocks.shift, blocks.fill[p].copy(),
+                          block_s, block_v, out_s[a:b], out_v[a:b])
+                   for p, (a, b) in enumerate(_parts(n))])
+    return out_s, out_v
 
 
 def sort_groups(order: np.ndarray, offsets: np.ndarray,
@@ -280,7 +350,8 @@ def _count_keys(ids, counts):
 
 @numba.jit(**_JIT)
 def _part_starts(counts):
-    """Where each key's rows start (offsets) and where each part's rows of it start."""
+    """Where each group's rows start (offsets) and where each part's rows of it start (a
+    group: a key for :func:`group_rows`, a block of keys for :func:`block_rows`)."""
     parts, n_keys = counts.shape
     offsets = np.zeros(n_keys + 1, dtype=np.int64)
     fill = np.empty((parts, n_keys), dtype=np.int64)
@@ -300,6 +371,37 @@ def _place_rows(ids, first_row, fill, order):
         g = ids[i]
         order[fill[g]] = first_row + i
         fill[g] += 1
+
+
+@numba.jit(**_JIT)
+def _count_blocks(ids, shift, counts):
+    for i in range(ids.shape[0]):
+        counts[ids[i] >> shift] += 1
+
+
+@numba.jit(**_JIT)
+def _place_blocks(ids, codes, data, shift, fill, keys, codes_out, data_out):
+    low = (1 << shift) - 1
+    for i in range(ids.shape[0]):
+        g = ids[i]
+        b = g >> shift
+        j = fill[b]
+        fill[b] = j + 1
+        keys[j] = g & low
+        codes_out[j] = codes[i]
+        for c in range(data.shape[1]):
+            data_out[j, c] = data[i, c]
+
+
+@numba.jit(**_JIT)
+def _merge_blocks(ids, shift, fill, block_s, block_v, out_s, out_v):
+    for i in range(ids.shape[0]):
+        b = ids[i] >> shift
+        j = fill[b]
+        fill[b] = j + 1
+        for c in range(out_s.shape[1]):
+            out_s[i, c] = block_s[j, c]
+            out_v[i, c] = block_v[j, c]
 
 
 # Outputs are allocated by numpy and filled here: numpy asks the kernel for huge pages

@@ -672,6 +672,8 @@ class ArrayEngine:
         value: np.ndarray,
         codes: np.ndarray,
         cur_or_fields: np.ndarray | Mapping[str, np.ndarray] | None = None,
+        *,
+        valid_codes: bool = False,
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Run a batch of events from configuration ``(status, value)``.
 
@@ -680,15 +682,19 @@ class ArrayEngine:
         in the order of :attr:`columns`, or a mapping from field name to column.
         Returns the final configuration and ``out_status uint8[n, |F|]``,
         ``out_value float64[n, |F|]`` (outputs after every event).
+
+        ``valid_codes``: the caller vouches that every code is in -1..|Σ|−1 (the
+        Monitor's tag conversion makes them so), and the O(n) check is skipped: the
+        kernels do not check bounds, so only a caller that made the codes passes it.
         """
-        codes = self._codes(codes)
+        codes = self._codes(codes, valid_codes)
         data = self._data(codes.shape[0], cur_or_fields)
         status, value = self._config(status, value)
         return self._advance(codes, data, status, value)
 
     def advance_keys(
         self,
-        order: np.ndarray,
+        order: np.ndarray | None,
         offsets: np.ndarray,
         codes: np.ndarray,
         cur_or_fields: np.ndarray | Mapping[str, np.ndarray] | None,
@@ -696,6 +702,7 @@ class ArrayEngine:
         value: np.ndarray,
         *,
         finals: bool = True,
+        valid_codes: bool = False,
     ) -> tuple[np.ndarray | None, np.ndarray | None, np.ndarray, np.ndarray]:
         """Run many keyed streams at once, every key from configuration ``(status, value)``.
 
@@ -703,24 +710,27 @@ class ArrayEngine:
         :meth:`advance`; ``order`` int64[n] is a permutation of the rows grouped
         by key, each key's rows in input order, and key g owns
         ``order[offsets[g]:offsets[g+1]]`` (``offsets`` int64[k + 1], from 0 to
-        n). Keys run in parallel. Returns the final configurations
-        ``status uint8[k, Q]``, ``value float64[k, Q]`` (None, None with
+        n); ``order`` None: the rows are grouped by key already, key g owning rows
+        ``offsets[g]`` to ``offsets[g+1] − 1``. Keys run in parallel. Returns the final
+        configurations ``status uint8[k, Q]``, ``value float64[k, Q]`` (None, None with
         ``finals=False``: they take k · |Q| · 9 bytes, and a caller that only wants the
         outputs should not pay for them) and ``out_status uint8[n, |F|]``,
         ``out_value float64[n, |F|]`` at the original rows: for every key, what
-        :meth:`advance` gives on that key's rows alone.
+        :meth:`advance` gives on that key's rows alone. ``valid_codes`` as in
+        :meth:`advance`.
         """
-        codes = self._codes(codes)
+        codes = self._codes(codes, valid_codes)
         n = codes.shape[0]
         data = self._data(n, cur_or_fields)
-        order = np.ascontiguousarray(order, dtype=np.int64)
         offsets = np.ascontiguousarray(offsets, dtype=np.int64)
         # The kernel does not check bounds: validate the grouping (O(n), cheap next to a run).
         if (offsets.ndim != 1 or len(offsets) == 0 or offsets[0] != 0 or offsets[-1] != n
                 or np.any(np.diff(offsets) < 0)):
             raise ValueError(f"offsets must rise from 0 to the number of rows {n}")
-        if order.shape != (n,) or not is_permutation(order):
-            raise ValueError(f"order must be a permutation of the {n} rows")
+        if order is not None:
+            order = np.ascontiguousarray(order, dtype=np.int64)
+            if order.shape != (n,) or not is_permutation(order):
+                raise ValueError(f"order must be a permutation of the {n} rows")
         status, value = self._config(status, value)
         fin_s, fin_v, out_s, out_v = self._advance_keys(order, offsets, codes, data, status,
                                                         value, finals)
@@ -733,14 +743,16 @@ class ArrayEngine:
         cur_or_fields: np.ndarray | Mapping[str, np.ndarray] | None,
         status: np.ndarray,
         value: np.ndarray,
+        *,
+        valid_codes: bool = False,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Many keyed streams, each from configuration ``(status, value)``, given the key
         of every row: ``key_ids`` int64[n] in 0..n−1 (:func:`qre.runtime.keys.stream_ids`
         numbers keys so), each key's events in input order. Returns ``out_status
         uint8[n, |F|]``, ``out_value float64[n, |F|]``: what :meth:`advance_keys` gives
         on the grouping of the rows by key, which is how this runs unless the engine has
-        a faster way (:meth:`_advance_rows`)."""
-        codes = self._codes(codes)
+        a faster way (:meth:`_advance_rows`). ``valid_codes`` as in :meth:`advance`."""
+        codes = self._codes(codes, valid_codes)
         n = codes.shape[0]
         data = self._data(n, cur_or_fields)
         key_ids = np.ascontiguousarray(key_ids, dtype=np.int64)
@@ -816,12 +828,13 @@ class ArrayEngine:
         """:meth:`advance` on validated contiguous arrays (``data`` float64[n, f])."""
         raise NotImplementedError
 
-    def _advance_keys(self, order: np.ndarray, offsets: np.ndarray, codes: np.ndarray,
+    def _advance_keys(self, order: np.ndarray | None, offsets: np.ndarray, codes: np.ndarray,
                       data: np.ndarray, status: np.ndarray, value: np.ndarray,
                       finals: bool = True
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """:meth:`advance_keys` on validated contiguous arrays; without ``finals`` the
-        final configurations may have no rows (the caller drops them)."""
+        """:meth:`advance_keys` on validated contiguous arrays (``order`` None: the rows
+        grouped already); without ``finals`` the final configurations may have no rows
+        (the caller drops them)."""
         raise NotImplementedError
 
     def _advance_table(self, key_ids: np.ndarray, codes: np.ndarray, data: np.ndarray,
@@ -840,11 +853,11 @@ class ArrayEngine:
 
     # ------------------------------------------------------------------ validation
 
-    def _codes(self, codes: np.ndarray) -> np.ndarray:
+    def _codes(self, codes: np.ndarray, valid: bool = False) -> np.ndarray:
         codes = np.ascontiguousarray(codes, dtype=np.int64)
         if codes.ndim != 1:
             raise ValueError(f"tag codes must be one-dimensional; got shape {codes.shape}")
-        if not in_range(codes, -1, len(self.dt.alphabet) - 1):
+        if not valid and not in_range(codes, -1, len(self.dt.alphabet) - 1):
             raise ValueError(f"tag codes must be in -1..{len(self.dt.alphabet) - 1}")
         return codes
 
@@ -908,11 +921,13 @@ class TableEngine(ArrayEngine):
         t = self.tables
         return run_table(*self._args, t.max_stack, t.final, codes, data, status, value)
 
-    def _advance_keys(self, order: np.ndarray, offsets: np.ndarray, codes: np.ndarray,
+    def _advance_keys(self, order: np.ndarray | None, offsets: np.ndarray, codes: np.ndarray,
                       data: np.ndarray, status: np.ndarray, value: np.ndarray,
                       finals: bool = True
                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         t = self.tables
+        if order is None:
+            order = np.arange(codes.shape[0], dtype=np.int64)
         return run_table_keys(*self._args, t.max_stack, t.final, order, offsets, codes, data,
                               status, value, finals)
 

@@ -439,9 +439,8 @@ def init(x_s, x_v, status, value):
 '''
 
 _SEGMENT = '''@numba.jit(**_JIT)
-def segment(codes, data, rows, i0, i1, status, value, out_s, out_v):
-    """Events rows[i0:i1] (i0..i1-1 if rows is empty; code -1 skips one); configuration
-    in place, outputs at the rows."""
+def segment(codes, data, i0, i1, status, value, out_s, out_v):
+    """Events i0..i1-1 (code -1 skips one); configuration in place, outputs at the rows."""
     # rows o (old) and w = 1 - o (new) of the configuration; a value is exactly NaN
     # unless defined
     S = np.empty((2, N_STATES), dtype=np.uint8)
@@ -451,8 +450,8 @@ def segment(codes, data, rows, i0, i1, status, value, out_s, out_v):
         _put2(V, 0, q, _pick(_get(status, q) == 1, _get(value, q), np.nan))
     o = 0
     for i in range(i0, i1):
-        row = _get(rows, i) if rows.shape[0] else i
-        code = codes[row]
+        row = i
+        code = _get(codes, row)
         if code >= 0:  # code -1: a skipped event keeps the configuration
             w = 1 - o
             for j in range(_get(CLEAR_START, code + 1), _get(CLEAR_START, code + 2)):

@@ -20,6 +20,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from unittest.mock import patch
 
 import numpy as np
 import pytest
@@ -37,6 +38,7 @@ from strategies import (
 )
 from util import assert_same_outputs, same, same_vector
 
+import codegen.grouping as grouping_module
 from codegen import generated
 from codegen.emit import MAX_REGISTER_STATES, MAX_UNROLLED_STATES, emit
 from codegen.generated import CodegenEngine, is_ready
@@ -213,12 +215,27 @@ def test_advance_keys_equals_each_key_alone(case, shape):
     want = TableEngine(dt).advance_keys(order, offsets, codes, cur, status0, value0)
     for k in (0, 2):
         assert_same_arrays(got[k:k + 2], want[k:k + 2])
+    # The rows grouped by key already (order None): the same, at the grouped rows.
+    for by_groups in (engine, TableEngine(dt)):
+        grouped = by_groups.advance_keys(None, offsets, codes[order],
+                                         None if cur is None else cur[order], status0, value0)
+        assert_same_arrays(grouped[:2], got[:2])
+        assert_same_arrays(grouped[2:], (got[2][order], got[3][order]))
     # Given the key of each row: run_rows in input order (small DTs with registers), else
     # a counting sort and advance_keys; both engines.
     keys = np.array([k for k, _, _ in rows_], dtype=np.int64)
     present = np.unique(keys, return_inverse=True)[1].astype(np.int64)  # ids 0..k-1, all used
     for by_ids in (engine, TableEngine(dt)):
         assert_same_arrays(by_ids.advance_ids(present, codes, cur, status0, value0), got[2:])
+    # run_rows in blocks of a few keys (each block's rows apart, side by side), the rows
+    # partitioned and merged back in 1 to 3 parts.
+    for budget, threads in ((0, 1), (9 * 2 * len(engine.tables.final), 2), (200, 3)):
+        with patch.object(generated, "_BLOCK_BYTES", budget), \
+                patch.object(generated, "_PARALLEL_ROWS", 0), \
+                patch.object(grouping_module, "_PARTS_ROWS", 1), \
+                patch.object(grouping_module.numba, "get_num_threads", lambda t=threads: t):
+            assert_same_arrays(engine.advance_ids(present, codes, cur, status0, value0),
+                               got[2:])
     # Resumed from a table of configurations, a row per key, updated in place (codegen:
     # run_rows with the kept states apart, the others written to the table by the kernel).
     for by_table in (engine, TableEngine(dt)):

@@ -19,11 +19,13 @@ from hypothesis import strategies as st
 
 import codegen.grouping as grouping_module
 from codegen.grouping import (
+    block_rows,
     events_in_order,
     group_rows,
     identity_ids,
     interleave_ticks,
     is_permutation,
+    merge_blocks,
     sort_groups,
     take_rows,
     tick_counts,
@@ -84,6 +86,29 @@ def test_group_rows_is_a_stable_sort_by_key(ids, threads):
         order, offsets = group_rows(ids, n_keys)
     assert order.tolist() == np.argsort(ids, kind="stable").tolist()
     assert offsets.tolist() == [0, *np.cumsum(np.bincount(ids, minlength=n_keys)).tolist()]
+
+
+@given(st.lists(st.integers(0, 9), max_size=80), st.integers(0, 4), st.sampled_from([1, 2, 3]))
+def test_block_rows_partitions_stably_and_merge_blocks_undoes_it(ids, shift, threads):
+    """Block b's rows are the rows of keys b·2^shift.. in input order, with their key within
+    the block, code and data; merge_blocks takes rows in that order back to input order."""
+    ids = np.array(ids, dtype=np.int64)
+    codes = np.arange(len(ids), dtype=np.int64)  # the row itself
+    data = np.stack([codes * 0.5, -codes * 1.0], axis=1)
+    with patch.object(grouping_module, "_PARTS_ROWS", 1), \
+            patch.object(grouping_module.numba, "get_num_threads", lambda: threads):
+        blocks = block_rows(ids, shift, codes, data)
+        rows = np.argsort(ids >> shift, kind="stable")
+        assert blocks.codes.tolist() == rows.tolist()
+        assert blocks.data.tolist() == data[rows].tolist()
+        assert blocks.keys.tolist() == (ids[rows] & ((1 << shift) - 1)).tolist()
+        n_blocks = (int(ids.max(initial=-1)) >> shift) + 1
+        assert blocks.starts.tolist() == [
+            0, *np.cumsum(np.bincount(ids >> shift, minlength=n_blocks)).tolist()]
+        block_s = np.stack([blocks.codes % 251, blocks.codes % 7], axis=1).astype(np.uint8)
+        out_s, out_v = merge_blocks(ids, blocks, block_s, blocks.data)
+    assert out_s.tolist() == np.stack([codes % 251, codes % 7], axis=1).tolist()
+    assert out_v.tolist() == data.tolist()
 
 
 def test_group_rows_refuses_ids_out_of_range():

@@ -114,8 +114,11 @@ class _ReferenceEngine:
         return encode(reference.initial_config(self.dt, x))
 
     def advance(self, status: np.ndarray, value: np.ndarray, codes: np.ndarray,
-                data: np.ndarray | Mapping[str, np.ndarray]) -> tuple[np.ndarray, ...]:
-        """Events from a configuration: the final one and one output row per event."""
+                data: np.ndarray | Mapping[str, np.ndarray], *, valid_codes: bool = True
+                ) -> tuple[np.ndarray, ...]:
+        """Events from a configuration: the final one and one output row per event (the
+        codes are the Monitor's, hence valid: ``valid_codes`` is the compiled engines'
+        keyword)."""
         dt, n = self.dt, len(codes)
         if isinstance(data, Mapping):
             def at(k: int) -> EventValue:
@@ -449,7 +452,7 @@ class Monitor:
             raise ValueError("tiebreak orders events with equal times: pass times too")
         if keys is None:
             codes, events = self._events(tags, values, unknown_tags)
-            key_ids = np.zeros(len(codes), dtype=np.int64)
+            key_ids = None
         else:  # one stream per key, by qre.runtime.keys' rule
             (key_ids, _), (codes, events) = stream_ids_beside(
                 keys, lambda: self._events(tags, values, unknown_tags))
@@ -457,13 +460,16 @@ class Monitor:
         if keys is None and times is None:  # one stream in input order: no grouping to do
             return self._advance(chosen, self._initial_config, codes, events)[1]
         n = len(codes)
+        if key_ids is None:  # one stream in time order
+            key_ids = np.zeros(n, dtype=np.int64)
         if len(key_ids) != n:
             raise ValueError(f"keys has {len(key_ids)} entries but there are {n} tags")
         if times is None:
             engine_obj = self._engine(chosen)
             if hasattr(engine_obj, "advance_ids"):  # the compiled engines group the rows
                 status, value = engine_obj.advance_ids(key_ids, codes, events.data(),
-                                                       *self._initial_config)
+                                                       *self._initial_config,
+                                                       valid_codes=True)
                 return _output(status, value, self.outputs)
             order, offsets = group_by_key(key_ids)
             return self._run_grouped(chosen, order, offsets, codes, events)
@@ -484,20 +490,23 @@ class Monitor:
                              f"come at clock ticks, which run_timed makes — use "
                              f"m.run_timed(times, tags, values)")
 
-    def _run_grouped(self, chosen: str, order: np.ndarray, offsets: np.ndarray,
+    def _run_grouped(self, chosen: str, order: np.ndarray | None, offsets: np.ndarray,
                      codes: np.ndarray, events: _Events) -> Output:
-        """Key g's events are rows ``order[offsets[g]:offsets[g+1]]``, in processing order;
+        """Key g's events are rows ``order[offsets[g]:offsets[g+1]]`` (``order`` None: rows
+        ``offsets[g]`` to ``offsets[g+1] − 1``, grouped already), in processing order;
         each key starts from the initial configuration; outputs aligned with the rows."""
         engine_obj = self._engine(chosen)
         if hasattr(engine_obj, "advance_keys"):
             # The compiled engines run all keys in one parallel kernel call; the keys' final
             # configurations are not wanted (k × |Q| × 9 bytes: 0.9 GB for 1M keys × 100 states).
             _, _, status, value = engine_obj.advance_keys(
-                order, offsets, codes, events.data(), *self._initial_config, finals=False)
+                order, offsets, codes, events.data(), *self._initial_config, finals=False,
+                valid_codes=True)
             return _output(status, value, self.outputs)
         status, value = _empty_output(len(codes), len(self.dt.final))
         for g in range(len(offsets) - 1):
-            rows = order[offsets[g]:offsets[g + 1]]
+            rows = np.arange(offsets[g], offsets[g + 1]) if order is None else \
+                order[offsets[g]:offsets[g + 1]]
             _, out = self._advance(chosen, self._initial_config, codes[rows], events.take(rows))
             status[rows] = out.status.reshape(len(rows), -1)
             value[rows] = out.value.reshape(len(rows), -1)
@@ -585,7 +594,7 @@ class Monitor:
                  events: _Events) -> tuple[FlatConfig, Output]:
         """Run events from ``config``: the final configuration and one output per event."""
         status, value, out_status, out_value = self._engine(self.resolve_engine(engine)).advance(
-            config[0], config[1], codes, events.data())
+            config[0], config[1], codes, events.data(), valid_codes=True)
         return (status, value), _output(out_status, out_value, self.outputs)
 
 

@@ -157,8 +157,7 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
                                     f"{format_duration(m.clock.period_ns)}) after it would "
                                     f"pass the largest time int64 holds") from None
     step_events = _step_events(events, rows, step_time, scale)
-    out = m._run_grouped(chosen, np.arange(len(rows), dtype=np.int64), offsets, step_codes,
-                         step_events)
+    out = m._run_grouped(chosen, None, offsets, step_codes, step_events)  # grouped already
     time, step_codes, rows, status, value, per_key = _emitted(
         out.status, out.value, rows, step_time, step_codes, offsets, undefined == "keep")
     is_tick = rows < 0
