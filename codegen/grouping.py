@@ -24,8 +24,8 @@ passes over the rows:
 * :func:`sort_groups` sorts each key's rows by time, stably (a timed run's
   processing order, :func:`qre.runtime.order.event_order`);
 * :func:`is_permutation` is the engines' check of a grouping they are given;
-* for timed runs (:func:`qre.runtime.timed.run_timed`): :func:`events_in_order`
-  takes the events' key, time and tag in processing order, :func:`tick_counts` and
+* for timed runs (:func:`qre.runtime.timed.run_timed`): :func:`take_codes` takes the
+  events' tags in processing order, :func:`tick_counts` and
   :func:`interleave_ticks` put the clock's ticks between them (the rule of
   :func:`qre.language.clock.clock_steps`), :func:`take_rows` the events' data.
 
@@ -55,9 +55,9 @@ import numpy as np
 
 from .numba_cache import guard_namespace
 
-__all__ = ["KeyBlocks", "block_rows", "events_in_order", "group_rows", "identity_ids",
-           "interleave_ticks", "is_permutation", "lookup_codes", "merge_blocks", "side_by_side",
-           "sort_groups", "take_rows", "tick_counts"]
+__all__ = ["KeyBlocks", "block_rows", "group_rows", "identity_ids", "interleave_ticks",
+           "is_permutation", "lookup_codes", "merge_blocks", "side_by_side", "sort_groups",
+           "take_codes", "take_rows", "tick_counts"]
 
 T = TypeVar("T")
 
@@ -162,24 +162,27 @@ def merge_blocks(ids: np.ndarray, blocks: KeyBlocks, block_s: np.ndarray,
     return out_s, out_v
 
 
-def sort_groups(order: np.ndarray, offsets: np.ndarray,
-                values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sort_groups(order: np.ndarray, offsets: np.ndarray, values: np.ndarray, *,
+                copy: bool = True) -> tuple[np.ndarray, np.ndarray]:
     """Each group's rows (``order[offsets[g]:offsets[g+1]]``, as :func:`group_rows` gives
     them) sorted by ``values`` (int64 or float64 at the rows, no NaN), stably: rows of
-    equal values keep their order. Returns the sorted order and ``run_start`` bool[n], True
-    where a position starts a run of rows equal in group and value.
+    equal values keep their order. Returns the sorted order (``order`` itself, sorted in
+    place, with ``copy=False`` if it is a contiguous int64 array), ``run_start`` bool[n],
+    True where a position starts a run of rows equal in group and value, and the values
+    in that order (int64, or float64 for float values).
 
     With the groups in input order this is ``np.lexsort([values, group])`` (stable by
     group, then value, then position), in a pass over the groups: an insertion sort,
     linear on the nearly sorted times of event logs, that hands a group over to a merge
     sort once it has moved more than a few rows per row.
 
-    >>> order, start = sort_groups(np.array([1, 4, 0, 2, 3]), np.array([0, 2, 5]),
-    ...                            np.array([7, 9, 5, 5, 9]))
-    >>> order.tolist(), start.tolist()
-    ([1, 4, 2, 3, 0], [True, False, True, False, True])
+    >>> order, start, values = sort_groups(np.array([1, 4, 0, 2, 3]), np.array([0, 2, 5]),
+    ...                                    np.array([7, 9, 5, 5, 9]))
+    >>> order.tolist(), start.tolist(), values.tolist()
+    ([1, 4, 2, 3, 0], [True, False, True, False, True], [9, 9, 5, 5, 7])
     """
-    order = np.array(order, dtype=np.int64)  # a copy: sorted in place
+    # Sorted in place: a copy unless the caller gives its own int64 order (copy=False).
+    order = np.array(order, dtype=np.int64, copy=copy or None)
     values = values.astype(np.float64 if values.dtype.kind == "f" else np.int64, copy=False)
     offsets = np.ascontiguousarray(offsets, dtype=np.int64)
     sorted_values = np.empty(len(order), dtype=values.dtype)
@@ -192,22 +195,18 @@ def sort_groups(order: np.ndarray, offsets: np.ndarray,
                            sorted_values[offsets[g0]:offsets[g1]],
                            run_start[offsets[g0]:offsets[g1]])
                    for g0, g1 in itertools.pairwise(bounds) if g1 > g0] or [lambda: None])
-    return order, run_start
+    return order, run_start, sorted_values
 
 
-def events_in_order(order: np.ndarray, key: np.ndarray, time: np.ndarray,
-                    codes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``key[order]``, ``time[order]``, ``codes[order]`` in one pass (three independent
-    reads a row: they overlap, where three numpy gathers wait for memory three times).
+def take_codes(codes: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """``codes[order]`` (any integer dtype), in parts side by side.
 
-    >>> [a.tolist() for a in events_in_order(np.array([1, 0]), np.array([4, 5]),
-    ...                                      np.array([6, 7]), np.array([8, 9]))]
-    [[5, 4], [7, 6], [9, 8]]
+    >>> take_codes(np.array([8, 9], dtype=np.int8), np.array([1, 0, 1])).tolist()
+    [9, 8, 9]
     """
-    out = (np.empty(len(order), dtype=key.dtype), np.empty(len(order), dtype=time.dtype),
-           np.empty(len(order), dtype=codes.dtype))
-    side_by_side([partial(_events_in_order, order[a:b], key, time, codes,
-                           *(o[a:b] for o in out)) for a, b in _parts(len(order))])
+    out = np.empty(len(order), dtype=codes.dtype)
+    side_by_side([partial(_take_codes, codes, order[a:b], out[a:b])
+                   for a, b in _parts(len(order))])
     return out
 
 
@@ -433,10 +432,9 @@ def _sort_groups(order, offsets, values, v, run_start):
 
 
 @numba.jit(**_JIT)
-def _events_in_order(order, key, time, codes, key_out, time_out, codes_out):
+def _take_codes(codes, order, out):
     for i in range(order.shape[0]):
-        r = order[i]
-        key_out[i], time_out[i], codes_out[i] = key[r], time[r], codes[r]
+        out[i] = codes[order[i]]
 
 
 @numba.jit(**_JIT)

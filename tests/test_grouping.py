@@ -20,13 +20,13 @@ from hypothesis import strategies as st
 import codegen.grouping as grouping_module
 from codegen.grouping import (
     block_rows,
-    events_in_order,
     group_rows,
     identity_ids,
     interleave_ticks,
     is_permutation,
     merge_blocks,
     sort_groups,
+    take_codes,
     take_rows,
     tick_counts,
 )
@@ -151,9 +151,10 @@ def test_sort_groups_is_a_stable_sort_by_group_then_value(rows, descending, floa
                       dtype=np.float64 if floats else np.int64)
     with patch.object(grouping_module, "_PARTS_ROWS", 1), \
             patch.object(grouping_module.numba, "get_num_threads", lambda: threads):
-        order, start = sort_groups(*group_rows(ids, 3), values)
+        order, start, sorted_values = sort_groups(*group_rows(ids, 3), values)
     want = np.lexsort([values, ids])
     assert order.tolist() == want.tolist()
+    assert sorted_values.tolist() == values[want].tolist()
     runs = np.stack([ids[want], values[want]], axis=1)
     assert start.tolist() == [True, *(runs[1:] != runs[:-1]).any(axis=1).tolist()][:len(rows)]
 
@@ -177,13 +178,13 @@ def test_interleaved_ticks_are_the_clock_steps(events, period, horizon, until):
 
 
 @pytest.mark.parametrize("parts_from", [10**9, 2])  # in one call; in parts, in threads
-def test_events_in_order_and_take_rows_take_what_they_say(parts_from):
+def test_take_codes_and_take_rows_take_what_they_say(parts_from):
     order = np.array([2, 0, 1])
-    columns = [np.array([5, 6, 7]), np.array([1.5, 2.5, 3.5]), np.array([0, 1, 1], np.int8)]
     with patch.object(grouping_module, "_PARTS_ROWS", parts_from), \
             patch.object(grouping_module.numba, "get_num_threads", lambda: 2):
-        for got, column in zip(events_in_order(order, *columns), columns, strict=True):
-            assert got.dtype == column.dtype and got.tolist() == column[order].tolist()
+        for codes in (np.array([5, 6, 7]), np.array([0, 1, 1], np.int8)):
+            got = take_codes(codes, order)
+            assert got.dtype == codes.dtype and got.tolist() == codes[order].tolist()
         assert take_rows(np.array([1.5, 2.5]), np.array([-1, 1, 0])).tolist()[1:] == [2.5, 1.5]
 
 

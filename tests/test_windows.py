@@ -3,8 +3,10 @@ brute-force recomputation of every window; ticks against enumeration."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
+from unittest.mock import patch
 
 import numpy as np
 import pandas as pd
@@ -18,8 +20,9 @@ from dt.windows import MAX_SLOTS, Fold, window_aggregate
 from qre import qre
 from qre.language.clock import Clock, clock_steps
 from qre.language.errors import QreSyntaxError, QreTypeError
+from qre.runtime import keys as keys_module
 from qre.runtime.monitor import Monitor
-from qre.runtime.order import event_order
+from qre.runtime.order import event_order, sorted_events
 from tests import window_oracle as oracle
 
 ALPHABET = ("a", "b")
@@ -189,10 +192,18 @@ def test_dedup_keeps_one_of_equal_events():
         st.integers(0, 3), st.one_of(st.integers(-3, 3), st.sampled_from([-2**62, 2**62])),
         st.integers(0, 2), st.sampled_from([0.5, -1.0, np.nan]))))))
 def test_event_order_is_lexsort(columns):
+    """event_order and sorted_events, in numpy and (from NUMBA_ROWS rows) through the
+    counting sort; ties given as columns or as functions of the tied rows."""
     key, time, *ties = (np.array(c) for c in columns)
-    for kept_ties in (ties, ties[:1], []):
+    for numba_rows, kept_ties in itertools.product((10**9, 0), (ties, ties[:1], [])):
         want = np.lexsort([*reversed(kept_ties), time, key])
-        assert event_order(key, time, kept_ties).tolist() == want.tolist()
+        lazy = [lambda rows, c=c: c[rows] for c in kept_ties]
+        with patch.object(keys_module, "NUMBA_ROWS", numba_rows):
+            assert event_order(key, time, kept_ties).tolist() == want.tolist()
+            got = sorted_events(key, time, lazy)
+        assert got.order.tolist() == want.tolist()
+        assert got.key.tolist() == key[want].tolist()
+        assert got.time.tolist() == time[want].tolist()
 
 
 @given(st.lists(st.integers(-30, 30), max_size=12).map(sorted), st.integers(1, 7),

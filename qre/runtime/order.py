@@ -39,8 +39,8 @@ lexsort of only the runs of tied events.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -49,11 +49,25 @@ from . import columns
 from . import keys as key_rules
 from .times import int64_times, time_series
 
-__all__ = ["event_order", "float_order", "processing_order", "sortable", "sortable_times",
-           "tag_rank", "tiebreak_columns", "value_columns", "zero_rank"]
+__all__ = ["SortedEvents", "event_order", "float_order", "processing_events",
+           "processing_order", "sortable", "sortable_times", "sorted_events", "tag_rank",
+           "tiebreak_columns", "value_columns", "zero_rank"]
 
 
-def event_order(key: np.ndarray, time: np.ndarray, ties: list[np.ndarray]) -> np.ndarray:
+Tie = np.ndarray | Callable[[np.ndarray], np.ndarray]
+"""A column that breaks ties of key and time: its values at every row, or a function
+giving its values at given rows (computed then only where times tie)."""
+
+
+class SortedEvents(NamedTuple):
+    """Events in processing order: the rows, and their key ids and times in that order."""
+
+    order: np.ndarray
+    key: np.ndarray
+    time: np.ndarray
+
+
+def event_order(key: np.ndarray, time: np.ndarray, ties: list[Tie]) -> np.ndarray:
     """The permutation sorting by ``key``, then ``time``, then each of ``ties`` in turn,
     then position: ``np.lexsort([*reversed(ties), time, key])``, faster.
 
@@ -68,24 +82,50 @@ def event_order(key: np.ndarray, time: np.ndarray, ties: list[np.ndarray]) -> np
     >>> event_order(np.array([1, 0, 1, 1]), np.array([5, 9, 5, 2]), [np.array([3, 0, 1, 0])])
     array([1, 3, 2, 0])
     """
+    return _sorted(key, time, ties, with_columns=False).order
+
+
+def sorted_events(key: np.ndarray, time: np.ndarray, ties: list[Tie]) -> SortedEvents:
+    """:func:`event_order` and ``key[order]``, ``time[order]``, which the long sort has at
+    hand (the keys from the groups' sizes, the times as it sorted them): no gathers.
+
+    >>> sorted_events(np.array([1, 0, 1]), np.array([5, 9, 2]), [])
+    SortedEvents(order=array([1, 2, 0]), key=array([0, 1, 1]), time=array([9, 2, 5]))
+    """
+    return _sorted(key, time, ties, with_columns=True)
+
+
+def _sorted(key: np.ndarray, time: np.ndarray, ties: list[Tie],
+            with_columns: bool) -> SortedEvents:
+    """:func:`sorted_events`; without ``with_columns``, its key and time are empty."""
     n = len(key)
+    none = np.zeros(0, dtype=np.int64)
     if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    if n >= key_rules.NUMBA_ROWS and int(key.min()) >= 0 and int(key.max()) < n:
+        return SortedEvents(none, key[:0], time[:0])
+    high = int(key.max())
+    if n >= key_rules.NUMBA_ROWS and int(key.min()) >= 0 and high < n:
         from codegen.grouping import group_rows, sort_groups  # here: no Numba for short runs
 
-        order, run_start = sort_groups(*group_rows(key, int(key.max()) + 1), time)
+        order, offsets = group_rows(key, high + 1)
+        order, run_start, sorted_time = sort_groups(order, offsets, time, copy=False)
+        key_sorted = np.repeat(np.arange(high + 1, dtype=key.dtype), np.diff(offsets)) \
+            if with_columns else none
     else:
         order, run_start = _sorted_by_key_and_time(key, time)
+        key_sorted, sorted_time = (key[order], time[order]) if with_columns else (none, none)
     tied = ~run_start
     tied[:-1] |= ~run_start[1:]
-    if not ties or not tied.any():
-        return order
-    at = np.flatnonzero(tied)
-    rows = order[at]  # in input order within each run: the sort is stable
-    run = np.cumsum(run_start[at])  # each tied run whole in at, its first row starting it
-    order[at] = rows[np.lexsort([*(c[rows] for c in reversed(ties)), run])]
-    return order
+    if ties and tied.any():
+        at = np.flatnonzero(tied)
+        rows = order[at]  # in input order within each run: the sort is stable
+        run = np.cumsum(run_start[at])  # each tied run whole in at, its first row starting it
+        order[at] = rows[np.lexsort([*(_at(c, rows) for c in reversed(ties)), run])]
+    return SortedEvents(order, key_sorted, sorted_time if with_columns else none)
+
+
+def _at(tie: Tie, rows: np.ndarray) -> np.ndarray:
+    """A tie column's values at ``rows``."""
+    return tie(rows) if callable(tie) else tie[rows]
 
 
 def _sorted_by_key_and_time(key: np.ndarray, time: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -228,16 +268,56 @@ def processing_order(key_ids: np.ndarray, times: np.ndarray, tags: Any, codes: n
     columns (:func:`tiebreak_columns`), the tag (``tags`` as given, ``codes`` into
     ``alphabet``), the ``values``' columns, position. Only ``rows`` (default: all)
     take part; the result lists positions among all rows."""
+    return _processing(key_ids, times, tags, codes, alphabet, values, tiebreak, rows,
+                       with_columns=False).order
+
+
+def processing_events(key_ids: np.ndarray, times: np.ndarray, tags: Any, codes: np.ndarray,
+                      alphabet: Sequence[str], values: Any, tiebreak: Any = None,
+                      rows: np.ndarray | None = None) -> SortedEvents:
+    """:func:`processing_order` with the events' key ids and times in that order
+    (:func:`sorted_events`)."""
+    return _processing(key_ids, times, tags, codes, alphabet, values, tiebreak, rows,
+                       with_columns=True)
+
+
+def _processing(key_ids: np.ndarray, times: np.ndarray, tags: Any, codes: np.ndarray,
+                alphabet: Sequence[str], values: Any, tiebreak: Any,
+                rows: np.ndarray | None, with_columns: bool) -> SortedEvents:
+    """:func:`processing_events`; without ``with_columns``, its key and time are empty."""
     n = len(codes)
     tags, values = columns.column(tags, "tags"), columns.values(values)
-    ties = [*(sortable(columns.column(c, "tiebreak"), "tiebreak")
-              for c in tiebreak_columns(tiebreak)),
-            tag_rank(tags, codes, alphabet),
-            *(sortable(c, "values") for c in value_columns(values))]
+    ties: list[Tie] = [*(sortable(columns.column(c, "tiebreak"), "tiebreak")
+                         for c in tiebreak_columns(tiebreak)),
+                       _tag_ranks(tags, codes, alphabet),
+                       *(_value_order(c) for c in value_columns(values))]
     for column in ties:
-        if len(column) != n:
+        if not callable(column) and len(column) != n:
             raise ValueError(f"a tiebreak or value column has {len(column)} entries but there "
                              f"are {n} events")
     if rows is None:  # all rows: no copies to take
-        return event_order(key_ids, times, ties)
-    return rows[event_order(key_ids[rows], times[rows], [c[rows] for c in ties])]
+        return _sorted(key_ids, times, ties, with_columns)
+    order, key, time = _sorted(key_ids[rows], times[rows],
+                               [lambda at, c=c: _at(c, rows[at]) for c in ties], with_columns)
+    return SortedEvents(rows[order], key, time)
+
+
+def _tag_ranks(tags: Any, codes: np.ndarray, alphabet: Sequence[str]) -> Tie:
+    """:func:`tag_rank`, at the tied rows only when every tag is in the alphabet (the
+    ranks of its texts); else over all rows (the other tags' texts rank among them)."""
+    if len(codes) == 0 or int(codes.min()) >= 0:
+        rank = np.argsort(np.argsort(np.array(alphabet, dtype=object)))
+        return lambda rows: rank[codes[rows]]
+    return tag_rank(tags, codes, alphabet)
+
+
+def _value_order(column: Any) -> Tie:
+    """:func:`sortable` of a value column: at the tied rows only for a float array, whose
+    order cannot fail (times seldom tie: 10M events at one-second stamps tie on a few
+    percent); any other column over all rows, so that a column that cannot be ordered is
+    an error whether or not times tie."""
+    if isinstance(column, pd.Series) and isinstance(column.dtype, np.dtype):
+        column = column.to_numpy()  # numpy-backed: no copy
+    if isinstance(column, np.ndarray) and column.dtype.kind == "f" and column.ndim == 1:
+        return lambda rows: float_order(column[rows])
+    return sortable(column, "values")

@@ -58,7 +58,7 @@ from ..language.patterns import CLOCK_FIELD, WITHIN_PREFIX, durations
 from . import columns
 from . import keys as key_rules
 from .keys import stream_ids_beside
-from .order import float_order, processing_order, tiebreak_columns, value_columns
+from .order import SortedEvents, float_order, processing_events, tiebreak_columns, value_columns
 from .times import TimeError, TimeScale, event_times
 
 if TYPE_CHECKING:
@@ -133,25 +133,26 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
     m._compile_for_large_runs(engine, chosen, n)
     # The rows that take part (None: all), without the skipped tags (−1).
     kept = None if int(codes.min(initial=0)) >= 0 else np.flatnonzero(codes >= 0)
-    order = processing_order(key_ids, clock_times, tags, codes, m.alphabet, values, tiebreak,
-                             rows=kept)
-    if dedup and len(order):
-        order = _deduplicated(order, [key_ids, clock_times, codes,
-                                      *_attributes([*tiebreak_columns(tiebreak),
-                                                    *value_columns(values)])])
+    in_order = processing_events(key_ids, clock_times, tags, codes, m.alphabet, values,
+                                 tiebreak, rows=kept)
+    if dedup and len(in_order.order):
+        first = _first_of_equal(in_order.order, [key_ids, clock_times, codes,
+                                                 *_attributes([*tiebreak_columns(tiebreak),
+                                                               *value_columns(values)])])
+        in_order = SortedEvents(*(column[first] for column in in_order))
     if m.derivation is not None:
         # Predicates on plain cur read the column itself (the DT may read the time fields).
         scalar = m.derivation.predicates.reads_scalar_cur
         codes = m.derivation.apply(codes, values if scalar else timed_values)
     try:
-        rows, step_time, step_codes, offsets = _steps(m, order, key_ids, clock_times, codes,
-                                                      scale, watermark, len(key_values))
+        rows, step_time, step_codes, offsets = _steps(m, in_order, codes, scale, watermark,
+                                                      len(key_values))
     except TooManyTicks as e:
         key = "" if keys is None else f"key {key_values[e.key]!r}"
         start, end = (str(t) for t in scale.stamps(np.array([e.start, e.end])))
         raise ValueError(e.described(key, start, end)) from None
     except TicksOverflow as e:  # a time row, named like the other times out of range
-        row = int(order[e.index])
+        row = int(in_order.order[e.index])
         stamp = scale.stamps(np.array([e.time]))[0]
         raise TimeError(row, stamp, f"{stamp} is too late for the clock: its ticks (every "
                                     f"{format_duration(m.clock.period_ns)}) after it would "
@@ -191,30 +192,31 @@ def _attributes(columns: list[Any]) -> list[np.ndarray]:
     return out
 
 
-def _deduplicated(order: np.ndarray, columns: list[np.ndarray]) -> np.ndarray:
-    """``order`` without the rows equal to their predecessor in every column (the order
+def _first_of_equal(order: np.ndarray, columns: list[np.ndarray]) -> np.ndarray:
+    """Where in ``order`` a row is not equal to its predecessor in every column (the order
     puts equal events next to each other: they agree on everything it sorts by)."""
     same = np.ones(len(order) - 1, dtype=bool)
     for c in columns:
         same &= c[order[1:]] == c[order[:-1]]
-    return order[np.concatenate([[True], ~same])]
+    return np.concatenate([[True], ~same])
 
 
-def _steps(m: Monitor, order: np.ndarray, key_ids: np.ndarray, times: np.ndarray,
-           codes: np.ndarray, scale: TimeScale, watermark: Any,
-           n_keys: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The steps the DT reads, events (rows ``order`` of the input, in processing order)
-    and clock ticks, grouped by key: each step's input row (−1 for a tick), time (a
-    tick's boundary) and tag code, and where each key's steps start (int64[n_keys + 1]).
-    Long runs interleave the ticks in Numba (:func:`codegen.grouping.interleave_ticks`),
-    short ones in numpy (:func:`qre.language.clock.clock_steps`), by one rule."""
+def _steps(m: Monitor, events: SortedEvents, codes: np.ndarray, scale: TimeScale,
+           watermark: Any, n_keys: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The steps the DT reads, events (rows ``events.order`` of the input, in processing
+    order, with their key ids and times) and clock ticks, grouped by key: each step's
+    input row (−1 for a tick), time (a tick's boundary) and tag code, and where each key's
+    steps start (int64[n_keys + 1]). Long runs interleave the ticks in Numba
+    (:func:`codegen.grouping.interleave_ticks`), short ones in numpy
+    (:func:`qre.language.clock.clock_steps`), by one rule."""
+    order, key, time = events
     long = len(order) >= key_rules.NUMBA_ROWS
     if long:
-        from codegen.grouping import events_in_order  # here: Numba for long runs only
+        from codegen.grouping import take_codes  # here: Numba for long runs only
 
-        key, time, codes = events_in_order(order, key_ids, times, codes)
+        codes = take_codes(codes, order)
     else:
-        key, time, codes = key_ids[order], times[order], codes[order]
+        codes = codes[order]
     if m.clock is None:
         return order, time, codes, _offsets(key, n_keys)
     period = scale.whole(m.clock.period_ns, "the clock period")
