@@ -61,8 +61,12 @@ panes; the hand-written loop sums in time order as qre does, but takes equal tim
 input order where qre orders them by tag, then reading).
 
 What the numbers mean: seconds of one call, the best of 5 in a row after a warm-up
-(which compiles and caches every kernel; the shorter calls vary most: qre's running sum
-took 0.15 to 0.33 s from run to run of this script); each tool's own frame is in memory, its result
+(which compiles and caches every kernel) and one more call (the output check). The
+tools start :data:`LOAD_SETTLE` seconds after every tool has loaded the data: for some
+seconds after polars and DuckDB load 10M rows, the calls of others run slower. The
+shorter calls vary most: qre's running sum took 0.15 to 0.33 s from run to run of this
+script before that pause.
+Each tool's own frame is in memory, its result
 built (qre: output arrays, or run_timed's DataFrame; pandas: a Series; polars: a Series,
 or a DataFrame; DuckDB: a numpy column, or columns). ``hand / qre``: the hand-written
 loop's seconds / qre's (below 1: the loop is faster); ``qre ×``: the tool's seconds /
@@ -116,6 +120,10 @@ SPAN, JITTER = 3600, 10
 """Event times: row i at ⌊i · SPAN / N⌋ s plus 0..JITTER−1 s (an hour of arrivals, slightly
 out of order)."""
 TOOLS = ("qre (codegen)", "hand-written Numba", "pandas", "polars", "DuckDB")
+LOAD_SETTLE = 10.0
+"""Seconds of pause once every tool has loaded the data: for a few seconds after polars and
+DuckDB load 10M rows, calls of the others run slower (qre's running sum 0.28 s against
+0.16 s after this pause; 3 s were not enough)."""
 
 
 # --------------------------------------------------------------------------- data
@@ -477,6 +485,7 @@ def run(n: int, k: int, repeat: int = 5) -> tuple[list[dict[str, object]], list[
         pl_frame = pl.read_parquet(path)
         con = duckdb.connect()
         con.execute(f"CREATE TABLE events AS SELECT * FROM read_parquet('{path}')")
+        time.sleep(LOAD_SETTLE)
         for name, text in {**QUERIES, **TIMED}.items():
             m = qre.qre(text)
             timed = name in TIMED
@@ -523,7 +532,9 @@ def markdown(rows: list[dict[str, object]], notes: list[str], n: int, k: int,
         f"Produced by `.venv/bin/python benchmarks/end_to_end.py --events {n} --keys {k} "
         f"--write` on {stamp} ({platform.machine()}, {os.cpu_count()} cores, {versions}). "
         f"{n:,} events over {k:,} text keys read from Parquet; seconds of one call, best of "
-        f"{repeat} in a row after a warm-up; see the script's docstring for what each tool runs. "
+        f"{repeat} in a row after a warm-up, {LOAD_SETTLE:g} s after every tool had loaded "
+        f"the data; see the "
+        f"script's docstring for what each tool runs. "
         "`hand / qre` below 1: the hand-written loop is faster. The machine's load average "
         f"(1 min) was {load[0]:.1f} at the start and {load[1]:.1f} at the end: a shared "
         "machine times noisily.",
