@@ -24,6 +24,7 @@ from hypothesis import strategies as st
 
 from qre import qre
 from qre.cli import main
+from qre.runtime.order import processing_order
 
 DIGITS = "alphabet a, b; iter(atom(_, cur), 0, (x, y) -> 10 * x + y)"
 EVENTS = pd.DataFrame({"id": [0, 1, 2, 3, 4, 5], "k": [1, 1, 1, 1, 2, 2],
@@ -195,3 +196,14 @@ def test_a_tiebreak_without_times_is_refused(keys):
     """Tie-breakers order events with equal times: without times there is nothing to order."""
     with pytest.raises(ValueError, match="tiebreak orders events with equal times"):
         qre(SIGNS).run_keys(keys, ["a", "a"], [1.0, 2.0], tiebreak=[1, 2])
+
+
+@pytest.mark.parametrize("values", [np.array([1.0, 2.0]), pd.Series([1.0, 2.0]),
+                                    np.array(["x", "y"], dtype=object)])
+def test_processing_order_refuses_a_value_column_of_another_length(values):
+    """Float value columns are ordered only where times tie (lazily), others up front: a
+    column of the wrong length is refused either way, before any sorting."""
+    with pytest.raises(ValueError, match="a tiebreak or value column has 2 entries but there "
+                                         "are 3 events"):
+        processing_order(np.zeros(3, dtype=np.int64), np.array([1, 1, 2]), ["a"] * 3,
+                         np.zeros(3, dtype=np.int64), ["a"], values)

@@ -292,8 +292,9 @@ def _processing(key_ids: np.ndarray, times: np.ndarray, tags: Any, codes: np.nda
                        _tag_ranks(tags, codes, alphabet),
                        *(_value_order(c) for c in value_columns(values))]
     for column in ties:
-        if not callable(column) and len(column) != n:
-            raise ValueError(f"a tiebreak or value column has {len(column)} entries but there "
+        length = getattr(column, "length", None) if callable(column) else len(column)
+        if length is not None and length != n:
+            raise ValueError(f"a tiebreak or value column has {length} entries but there "
                              f"are {n} events")
     if rows is None:  # all rows: no copies to take
         return _sorted(key_ids, times, ties, with_columns)
@@ -319,5 +320,15 @@ def _value_order(column: Any) -> Tie:
     if isinstance(column, pd.Series) and isinstance(column.dtype, np.dtype):
         column = column.to_numpy()  # numpy-backed: no copy
     if isinstance(column, np.ndarray) and column.dtype.kind == "f" and column.ndim == 1:
-        return lambda rows: float_order(column[rows])
+        return _LazyColumn(lambda rows: float_order(column[rows]), len(column))
     return sortable(column, "values")
+
+
+class _LazyColumn:
+    """A tie column computed at the rows asked for, and its length (checked up front)."""
+
+    def __init__(self, at: Callable[[np.ndarray], np.ndarray], length: int) -> None:
+        self.at, self.length = at, length
+
+    def __call__(self, rows: np.ndarray) -> np.ndarray:
+        return self.at(rows)
