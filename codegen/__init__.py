@@ -28,7 +28,8 @@ behind one array interface (:class:`~codegen.kernels.ArrayEngine`:
   of key ids (:func:`~codegen.grouping.group_rows`), the engines' permutation check;
   ``ArrayEngine.advance_ids`` takes each row's key id and groups the rows (or, for
   small DTs on the codegen engine, runs them in input order with the states a step
-  reads kept per key: ``run_rows``);
+  reads kept per key: ``run_rows``, in blocks of keys whose tables fit a core's cache,
+  :func:`~codegen.grouping.block_rows`);
 * :mod:`codegen.emit` — :func:`~codegen.emit.emit` writes the Python source of
   a module specialised to one DT from its tables: per label straight-line,
   branch-free code (lifting and union as integer selects on status locals,
