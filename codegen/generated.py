@@ -306,7 +306,7 @@ class CodegenEngine(ArrayEngine):
                            out_v)
             return out_s, out_v
         shift = max(0, (_BLOCK_BYTES // entry).bit_length() - 1)  # 2^shift keys a block
-        blocks = block_rows(key_ids, shift, codes, data)
+        blocks = block_rows(key_ids, n_keys, shift, codes, data)
         block_s, block_v = np.empty((n, n_out), dtype=np.uint8), np.empty((n, n_out))
 
         def run(b: int) -> None:

@@ -114,20 +114,21 @@ class KeyBlocks:
     data: np.ndarray  # float64[n, f]
 
 
-def block_rows(ids: np.ndarray, shift: int, codes: np.ndarray,
+def block_rows(ids: np.ndarray, n_keys: int, shift: int, codes: np.ndarray,
                data: np.ndarray) -> KeyBlocks:
-    """The rows partitioned stably by block of keys ``ids >> shift`` (a counting sort by
+    """The rows partitioned stably by block of keys ``ids >> shift`` (ids in 0..n_keys−1;
+    a counting sort by
     block: sequential reads, one sequential write stream per block), with their codes
     and data: each block's keys then fit a per-key table in a core's cache, and the keyed
     kernel (``run_rows``) reads a block's rows in order, without a sort by key.
 
-    >>> b = block_rows(np.array([3, 0, 2, 1]), 1, np.array([5, 6, 7, 8]),
+    >>> b = block_rows(np.array([3, 0, 2, 1]), 4, 1, np.array([5, 6, 7, 8]),
     ...                np.array([[.5], [.6], [.7], [.8]]))
     >>> b.starts.tolist(), b.keys.tolist(), b.codes.tolist()
     ([0, 2, 4], [0, 1, 1, 0], [6, 8, 5, 7])
     """
     n = len(ids)
-    n_blocks = (int(ids.max(initial=-1)) >> shift) + 1
+    n_blocks = ((n_keys - 1) >> shift) + 1 if n_keys else 0
     parts = _parts(n)
     counts = np.zeros((len(parts), n_blocks), dtype=np.int64)
     side_by_side([partial(_count_blocks, ids[a:b], shift, counts[p])
@@ -148,7 +149,7 @@ def merge_blocks(ids: np.ndarray, blocks: KeyBlocks, block_s: np.ndarray,
     float64[n, m]) back in input order: row i is the next unread row of its block.
 
     >>> ids = np.array([3, 0, 2, 1])
-    >>> b = block_rows(ids, 1, np.zeros(4, dtype=np.int64), np.zeros((4, 0)))
+    >>> b = block_rows(ids, 4, 1, np.zeros(4, dtype=np.int64), np.zeros((4, 0)))
     >>> s, v = merge_blocks(ids, b, np.arange(4, dtype=np.uint8)[:, None],
     ...                     np.arange(4.0)[:, None])
     >>> s[:, 0].tolist()

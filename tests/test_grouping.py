@@ -97,7 +97,8 @@ def test_block_rows_partitions_stably_and_merge_blocks_undoes_it(ids, shift, thr
     data = np.stack([codes * 0.5, -codes * 1.0], axis=1)
     with patch.object(grouping_module, "_PARTS_ROWS", 1), \
             patch.object(grouping_module.numba, "get_num_threads", lambda: threads):
-        blocks = block_rows(ids, shift, codes, data)
+        n_keys = int(ids.max(initial=-1)) + 1
+        blocks = block_rows(ids, n_keys, shift, codes, data)
         rows = np.argsort(ids >> shift, kind="stable")
         assert blocks.codes.tolist() == rows.tolist()
         assert blocks.data.tolist() == data[rows].tolist()

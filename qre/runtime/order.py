@@ -240,8 +240,7 @@ def tag_rank(tags: Any, codes: np.ndarray, alphabet: Sequence[str]) -> np.ndarra
     text then ranks among the others as given in ``tags``.
     """
     if len(codes) == 0 or int(codes.min()) >= 0:
-        rank = np.argsort(np.argsort(np.array(alphabet, dtype=object)))
-        return rank[codes]
+        return _alphabet_ranks(alphabet)[codes]
     text = pd.Series(np.asarray(tags, dtype=object)).map(str)
     return pd.factorize(text, sort=True)[0]
 
@@ -307,9 +306,14 @@ def _tag_ranks(tags: Any, codes: np.ndarray, alphabet: Sequence[str]) -> Tie:
     """:func:`tag_rank`, at the tied rows only when every tag is in the alphabet (the
     ranks of its texts); else over all rows (the other tags' texts rank among them)."""
     if len(codes) == 0 or int(codes.min()) >= 0:
-        rank = np.argsort(np.argsort(np.array(alphabet, dtype=object)))
+        rank = _alphabet_ranks(alphabet)
         return lambda rows: rank[codes[rows]]
     return tag_rank(tags, codes, alphabet)
+
+
+def _alphabet_ranks(alphabet: Sequence[str]) -> np.ndarray:
+    """Each tag code's rank in the text order of the alphabet's tags."""
+    return np.argsort(np.argsort(np.array(alphabet, dtype=object)))
 
 
 def _value_order(column: Any) -> Tie:
