@@ -146,7 +146,8 @@ _NULLABLE_LONGS = ("last_us", "wake_ms", "clock_us", "ahead_us")
 def _arrow_bytes(frame: pd.DataFrame) -> bytes:
     import pyarrow as pa
 
-    table = pa.Table.from_pandas(frame, preserve_index=False)
+    # One thread: a bucket's few thousand rows cost less than starting pyarrow's pool.
+    table = pa.Table.from_pandas(frame, preserve_index=False, nthreads=1)
     sink = pa.BufferOutputStream()
     with pa.ipc.new_stream(sink, table.schema) as writer:
         writer.write_table(table)
@@ -345,7 +346,7 @@ def _sort_out(spec: BucketRules, bucket: Bucket, events: pd.DataFrame, event_ids
                                         event_ids[~behind]])
     else:
         candidates, candidate_ids = events.reset_index(drop=True), event_ids
-    order = _keyed_order(candidates, candidate_ids, plan)
+    order = order_of(candidates, plan, candidate_ids)
     candidates, candidate_ids = candidates.take(order).reset_index(drop=True), \
         candidate_ids[order]
     if rules.watermark:
@@ -461,13 +462,6 @@ def _wake_ms(spec: BucketRules, waiting: pd.DataFrame, waiting_ids: np.ndarray,
     return result
 
 
-def _keyed_order(events: pd.DataFrame, ids: np.ndarray, plan: Plan) -> np.ndarray:
-    """The rows grouped by key id, each key's in :func:`spark_udf.plan.time_ordered`'s
-    order (stable)."""
-    within = order_of(events, plan)
-    return within[np.argsort(ids[within], kind="stable")]
-
-
 def _group_ends(ids: np.ndarray) -> np.ndarray:
     """Positions of the last row of each run of equal ids."""
     return np.flatnonzero(np.r_[ids[1:] != ids[:-1], True]) if len(ids) else ids[:0]
@@ -478,8 +472,10 @@ def _number_keys(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
     """The keys numbered 0..k−1 — the bucket's keys first, in their order, then new ones:
     the events' key ids, every key's grouped value, and which keys take a step (events,
     or a wake-up due at the watermark)."""
-    groups = [*bucket.keys[GROUP], *([] if events is None else events[GROUP])]
-    ids, uniques = stream_ids(pd.Series(groups, dtype=object).to_numpy())
+    groups = [bucket.keys[GROUP].to_numpy(dtype=object)]
+    if events is not None:
+        groups.append(events[GROUP].to_numpy(dtype=object))
+    ids, uniques = stream_ids(np.concatenate(groups))
     event_ids = ids[len(bucket.keys):]
     touched = np.zeros(len(uniques), dtype=bool)
     touched[event_ids] = True
@@ -499,7 +495,7 @@ def _ids_of(groups: pd.Series, uniques: np.ndarray) -> np.ndarray:
     """The ids (positions in ``uniques``) of the given groups, all among them."""
     if not len(groups):
         return np.zeros(0, dtype=np.int64)
-    ids, _ = stream_ids(pd.Series([*uniques, *groups], dtype=object).to_numpy())
+    ids, _ = stream_ids(np.concatenate([uniques, groups.to_numpy(dtype=object)]))
     return ids[len(uniques):]
 
 

@@ -365,8 +365,8 @@ def _key_cells(key: Any, n: int) -> Any:
 def _row_key_cells(keys: np.ndarray) -> Any:
     """The key column of rows of many keys (objects): as :func:`_key_cells`, a NaN key
     stays a NaN (``Float64``, unmasked) beside the null key (masked)."""
-    nan = np.array([isinstance(k, float) and math.isnan(k) for k in keys], dtype=bool)
-    if not nan.any():
+    missing = pd.isna(keys)  # one C pass; then only the missing keys are looked at
+    if not any(isinstance(k, float) for k in keys[missing]):
         return list(keys)
     null = np.array([k is None for k in keys], dtype=bool)
     values = np.array([0.0 if k is None else k for k in keys], dtype=np.float64)
@@ -423,26 +423,52 @@ def time_ordered(events: pd.DataFrame, plan: Plan) -> pd.DataFrame:
     return events.take(order_of(events, plan)).reset_index(drop=True)
 
 
-def order_of(events: pd.DataFrame, plan: Plan) -> np.ndarray:
-    """The permutation putting one key's events in :func:`time_ordered`'s order.
+def order_of(events: pd.DataFrame, plan: Plan, groups: np.ndarray | None = None
+             ) -> np.ndarray:
+    """The permutation putting one key's events in :func:`time_ordered`'s order; with
+    ``groups`` (an integer per row), many keys' events: grouped by it (ascending), each
+    group's in that order.
 
     One ``np.lexsort`` — of numeric and datetime columns as they are (numpy sorts
     NaN and NaT last), of float tie-breakers and values by
     :func:`qre.runtime.order.float_order` (``-0.0`` before ``0.0``), of other
     columns by their sorted factor codes (NA last) — which costs a third of pandas'
     multi-column sort on a key's few rows (monitor_stream sorts once per key and
-    micro-batch)."""
-    keys = []
-    for column in reversed(plan.order):  # np.lexsort sorts by its last key first
-        values = events[column].to_numpy()
-        if values.dtype.kind == "f" and column != plan.time:
-            keys.append(float_order(values))  # -0.0 before 0.0, as spark_sort_columns
-        elif values.dtype.kind in "biufmM":
-            keys.append(values)
-        else:
-            codes, uniques = pd.factorize(values, sort=True)
-            keys.append(np.where(codes < 0, len(uniques), codes))  # NA (code -1) last
-    return np.lexsort(keys) if keys else np.arange(len(events))
+    micro-batch). The group and the time are sorted by first: the other columns only
+    order rows whose group and time tie, so they are read only if some do."""
+    leading = [_sort_key(events[plan.time].to_numpy(), True)]
+    if groups is not None:
+        leading.append(groups)  # np.lexsort sorts by its last key first
+    order = np.lexsort(leading)
+    rest = plan.order[1:]
+    if not rest or not _any_tie([key[order] for key in leading]):
+        return order
+    keys = [_sort_key(events[c].to_numpy(), False) for c in reversed(rest)]
+    return np.lexsort([*keys, *leading])
+
+
+def _sort_key(values: np.ndarray, is_time: bool) -> np.ndarray:
+    """The array ``np.lexsort`` orders a column by (:func:`order_of`)."""
+    if values.dtype.kind == "f" and not is_time:
+        return float_order(values)  # -0.0 before 0.0, as spark_sort_columns
+    if values.dtype.kind in "biufmM":
+        return values
+    codes, uniques = pd.factorize(values, sort=True)
+    return np.where(codes < 0, len(uniques), codes)  # NA (code -1) last
+
+
+def _any_tie(sorted_keys: list[np.ndarray]) -> bool:
+    """Whether two neighbouring rows are equal in every key (NaN equal to NaN, NaT to
+    NaT: they sort together)."""
+    tie = np.ones(max(len(sorted_keys[0]) - 1, 0), dtype=bool)
+    for key in sorted_keys:
+        if key.dtype.kind in "mM":
+            key = key.view(np.int64)
+        same = key[1:] == key[:-1]
+        if key.dtype.kind == "f":
+            same |= np.isnan(key[1:]) & np.isnan(key[:-1])
+        tie &= same
+    return bool(tie.any())
 
 
 def spark_sort_columns(plan: Plan, schema: Any) -> list[Any]:

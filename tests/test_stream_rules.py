@@ -27,7 +27,7 @@ from stream_simulator import ALPHABET, US, arrivals, simulate
 from qre import Monitor, qre
 from qre.language.printer import to_text
 from spark_udf.keyed import LATE, TIME_US, KeyState, Rules, step, wake_ms
-from spark_udf.plan import make_plan, time_ordered
+from spark_udf.plan import make_plan, order_of, time_ordered
 
 QUERIES = st.one_of(top_queries(ALPHABET, 2), temporal_queries(ALPHABET, 1)).map(to_text)
 RESULTS = ["k", "t", "tag", "status", "value"]
@@ -155,7 +155,9 @@ def test_batches_without_data_change_nothing(text, batches, delay, ttl) -> None:
 @settings(max_examples=100)
 @given(st.data())
 def test_time_ordered_is_pandas_stable_sort_with_na_last(data) -> None:  # type: ignore[no-untyped-def]
-    """spark_udf.plan.time_ordered (a lexsort) against pandas' own stable sort."""
+    """spark_udf.plan.time_ordered (a lexsort) against pandas' own stable sort, with a
+    float or a datetime time (NaN and NaT ties among them); order_of with groups (many
+    keys' events at once) against the same sort after the group."""
     n = data.draw(st.integers(0, 12))
 
     def column(elements):  # type: ignore[no-untyped-def]
@@ -169,8 +171,23 @@ def test_time_ordered_is_pandas_stable_sort_with_na_last(data) -> None:  # type:
         "v": column(st.sampled_from([0.5, -1.0, float("nan")])),
         "row": range(n),
     })
+    time, ties = data.draw(st.sampled_from([("t", ("seq", "when")), ("when", ("seq",))]))
     plan = make_plan("test", frame.rename(columns={"row": "k"}), qre("atom(a, cur)", ["a", "b"]),
-                     "k", "t", "tag", "v", ("seq", "when"), "table", "error")
+                     "k", time, "tag", "v", ties, "table", "error")
     want = frame.sort_values(plan.order, kind="mergesort", na_position="last",
                              ignore_index=True)
     assert time_ordered(frame, plan)["row"].tolist() == want["row"].tolist()
+    groups = np.array(column(st.integers(0, 2)), dtype=np.int64)
+    by_group = frame.assign(g=groups).sort_values(["g", *plan.order], kind="mergesort",
+                                                  na_position="last")
+    assert order_of(frame, plan, groups).tolist() == by_group["row"].tolist()
+
+
+@pytest.mark.parametrize("times", [[float("nan")] * 3, pd.to_datetime([None] * 3)])
+def test_order_of_orders_missing_times_by_the_other_columns(times) -> None:
+    """Rows whose times are all NaN (or NaT) tie: the tag orders them, in a group too."""
+    frame = pd.DataFrame({"k": [0, 0, 0], "t": times, "tag": ["b", "c", "a"], "v": [0.0] * 3})
+    plan = make_plan("test", frame, qre("atom(a, cur)", ["a", "b", "c"]), "k", "t", "tag", "v",
+                     (), "table", "error")
+    assert order_of(frame, plan).tolist() == [2, 0, 1]
+    assert order_of(frame, plan, np.array([1, 0, 1])).tolist() == [1, 2, 0]
