@@ -11,9 +11,10 @@ behind one array interface (:class:`~codegen.kernels.ArrayEngine`:
 ``status``/``value`` arrays, with one copy of the input validation):
 
 * :mod:`codegen.optimize` — :func:`~codegen.optimize.optimize`: exact DT
-  rewrites, one pass per module (fold constants, collapse copies, inline
-  single-use states, prune dead and useless states); same outputs after every
-  prefix, with restarts too, and the same interface (I and F in order). The
+  rewrites, one pass per module (fold constants, collapse copies, merge
+  equivalent states, inline single-use states, prune dead and useless states);
+  same outputs after every prefix, with restarts too, and the same interface (I
+  and F in order). The
   Monitor runs the optimized DT on every engine;
 * :mod:`codegen.tables` — :func:`~codegen.tables.flatten` turns a
   :class:`dt.DT` into :class:`~codegen.tables.Tables`: plain numpy arrays

@@ -16,6 +16,9 @@ rule, why it is *exact* (seed 003, §5.1, Equation (1)) and its preconditions:
   and reduce ``fst``/``snd``; never touches a source list;
 * :func:`collapse_copies` — a non-initial state that is, on every label, the
   copy of one other state is replaced by it in every read (chains fully);
+* :func:`merge_equivalent` — states written by the same transitions up to a
+  stable partition (the copies of a sub-query the constructions make) are
+  merged into one;
 * :func:`inline_single_use` — a state written by one transition and read (primed)
   by one other is substituted into its reader;
 * :func:`prune_dead` — remove transitions that never fire non-⊥ and states that
@@ -57,14 +60,15 @@ from .break_copy_cycles import break_copy_cycles
 from .collapse_copies import collapse_copies
 from .fold_constants import fold_constants
 from .inline_single_use import inline_single_use
+from .merge_equivalent import merge_equivalent
 from .prune_dead import prune_dead
 from .prune_useless import prune_useless
 
 __all__ = ["MAX_ROUNDS", "PASSES", "break_copy_cycles", "collapse_copies", "fold_constants",
-           "inline_single_use", "optimize", "prune_dead", "prune_useless"]
+           "inline_single_use", "merge_equivalent", "optimize", "prune_dead", "prune_useless"]
 
-PASSES: tuple[Callable[[DT], DT], ...] = (fold_constants, collapse_copies, inline_single_use,
-                                           prune_dead, prune_useless)
+PASSES: tuple[Callable[[DT], DT], ...] = (fold_constants, collapse_copies, merge_equivalent,
+                                           inline_single_use, prune_dead, prune_useless)
 """The passes of one round, in order."""
 
 MAX_ROUNDS = 16

@@ -16,7 +16,7 @@ from typing import TypeVar
 from dt.model import DT, Transition
 from dt.terms import Var, parse_term
 
-__all__ = ["from_dump", "rebuild", "sccs_topological"]
+__all__ = ["from_dump", "rebuild", "redirect", "sccs_topological"]
 
 T = TypeVar("T", int, str)
 
@@ -34,6 +34,16 @@ def rebuild(dt: DT, keep: Iterable[str], transitions: Iterable[Transition]) -> D
         return dt
     # The constructor validates: a pass that breaks a DT rule fails loudly here.
     return DT(dt.alphabet, states, dt.initial, dt.final, new, dt.facts)
+
+
+def redirect(t: Transition, rep: Mapping[str, str]) -> Transition:
+    """``t`` reading ``rep[q]`` instead of each state q in ``rep`` (primed alike), in its
+    sources and its term."""
+    if not any(v.name in rep for v in t.sources):
+        return t
+    mapping = {v: Var(rep[v.name], v.primed) for v in t.sources if v.name in rep}
+    sources = frozenset(mapping.get(v, v) for v in t.sources)
+    return Transition(t.on, sources, t.target, t.term.rename(mapping))
 
 
 _TRANSITION = re.compile(r"^\s*(\w+):\s*\{(.*?)\}\s*->\s*(\w+)'\s*:=\s*(.+?)\s*$")

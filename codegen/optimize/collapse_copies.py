@@ -34,7 +34,7 @@ from __future__ import annotations
 from dt.model import DT, INIT, Transition
 from dt.terms import Var
 
-from ._common import rebuild
+from ._common import rebuild, redirect
 
 __all__ = ["collapse_copies"]
 
@@ -66,7 +66,7 @@ def collapse_copies(dt: DT) -> DT:
     if not rep:
         return dt
     dropped = {q for q in rep if q not in dt.final}
-    transitions = [_redirect(t, rep) for t in dt.transitions if t.target not in dropped]
+    transitions = [redirect(t, rep) for t in dt.transitions if t.target not in dropped]
     return rebuild(dt, (q for q in dt.states if q not in dropped), transitions)
 
 
@@ -112,12 +112,3 @@ def _resolve(alias: dict[str, str]) -> dict[str, str]:
         for r in path:
             rep[r] = end
     return {q: p for q, p in rep.items() if p is not None}
-
-
-def _redirect(t: Transition, rep: dict[str, str]) -> Transition:
-    """``t`` reading each alias's representative instead of the alias."""
-    if not any(v.name in rep for v in t.sources):
-        return t
-    mapping = {v: Var(rep[v.name], v.primed) for v in t.sources if v.name in rep}
-    sources = frozenset(mapping.get(v, v) for v in t.sources)
-    return Transition(t.on, sources, t.target, t.term.rename(mapping))
