@@ -29,7 +29,7 @@ from qre.language.clock import Clock
 from qre.language.derive import Derivation
 from qre.runtime.frames import value_columns_problem
 from qre.runtime.monitor import Monitor
-from qre.runtime.order import float_order
+from qre.runtime.order import Tie, event_order, sortable
 from qre.runtime.output import check_no_collision, result_columns
 from qre.runtime.timed import is_timed, needed_fields
 
@@ -410,7 +410,7 @@ def time_ordered(events: pd.DataFrame, plan: Plan) -> pd.DataFrame:
 
     Stable, so rows equal in all these columns keep their input order: the
     order of ``sort_values(plan.order, kind="mergesort", na_position="last")``,
-    computed as one ``np.lexsort`` (:func:`order_of`).
+    computed by :func:`order_of`.
 
     >>> plan = Plan("", ("a", "b"), "k", "t", "tag", ("v",), (), True, (), "table", "error")
     >>> frame = pd.DataFrame({"t": [2, 1, 1, 1], "tag": ["a", "b", "a", "a"],
@@ -429,46 +429,38 @@ def order_of(events: pd.DataFrame, plan: Plan, groups: np.ndarray | None = None
     ``groups`` (an integer per row), many keys' events: grouped by it (ascending), each
     group's in that order.
 
-    One ``np.lexsort`` — of numeric and datetime columns as they are (numpy sorts
-    NaN and NaT last), of float tie-breakers and values by
-    :func:`qre.runtime.order.float_order` (``-0.0`` before ``0.0``), of other
-    columns by their sorted factor codes (NA last) — which costs a third of pandas'
-    multi-column sort on a key's few rows (monitor_stream sorts once per key and
-    micro-batch). The group and the time are sorted by first: the other columns only
-    order rows whose group and time tie, so they are read only if some do."""
-    leading = [_sort_key(events[plan.time].to_numpy(), True)]
-    if groups is not None:
-        leading.append(groups)  # np.lexsort sorts by its last key first
-    order = np.lexsort(leading)
-    rest = plan.order[1:]
-    if not rest or not _any_tie([key[order] for key in leading]):
-        return order
-    keys = [_sort_key(events[c].to_numpy(), False) for c in reversed(rest)]
-    return np.lexsort([*keys, *leading])
+    :func:`qre.runtime.order.event_order` of the group and the time, the other order
+    columns read only at rows whose group and time tie (monitor_stream sorts a bucket of
+    keys per micro-batch; ties are rare): float tie-breakers and values by
+    :func:`qre.runtime.order.float_order` (``-0.0`` before ``0.0``), other columns by
+    their sorted factor codes (NA last)."""
+    key = np.zeros(len(events), dtype=np.int64) if groups is None else groups
+    time = _time_rank(events[plan.time].to_numpy())
+    ties = [_tie_column(events[c].to_numpy(), c) for c in plan.order[1:]]
+    return event_order(key, time, ties)
 
 
-def _sort_key(values: np.ndarray, is_time: bool) -> np.ndarray:
-    """The array ``np.lexsort`` orders a column by (:func:`order_of`)."""
-    if values.dtype.kind == "f" and not is_time:
-        return float_order(values)  # -0.0 before 0.0, as spark_sort_columns
-    if values.dtype.kind in "biufmM":
-        return values
-    codes, uniques = pd.factorize(values, sort=True)
-    return np.where(codes < 0, len(uniques), codes)  # NA (code -1) last
+def _time_rank(values: np.ndarray) -> np.ndarray:
+    """Times as an array that sorts and compares as Spark's ``asc_nulls_last`` does:
+    numbers and datetimes as they are, or, if some are missing (NaN, NaT) or are
+    objects, their ranks with the missing ones equal and last."""
+    if values.dtype.kind not in "biufmM":  # e.g. time-zone aware timestamps: objects
+        return sortable(values, "time")
+    missing = pd.isna(values)
+    if values.dtype.kind not in "fmM" or not missing.any():
+        return values.view(np.int64) if values.dtype.kind in "mM" else values
+    present = values[~missing]
+    if values.dtype.kind in "mM":
+        present = present.view(np.int64)
+    uniques, inverse = np.unique(present, return_inverse=True)  # -0.0 and 0.0 one time
+    rank = np.full(len(values), len(uniques), dtype=np.int64)
+    rank[~missing] = inverse
+    return rank
 
 
-def _any_tie(sorted_keys: list[np.ndarray]) -> bool:
-    """Whether two neighbouring rows are equal in every key (NaN equal to NaN, NaT to
-    NaT: they sort together)."""
-    tie = np.ones(max(len(sorted_keys[0]) - 1, 0), dtype=bool)
-    for key in sorted_keys:
-        if key.dtype.kind in "mM":
-            key = key.view(np.int64)
-        same = key[1:] == key[:-1]
-        if key.dtype.kind == "f":
-            same |= np.isnan(key[1:]) & np.isnan(key[:-1])
-        tie &= same
-    return bool(tie.any())
+def _tie_column(values: np.ndarray, name: str) -> Tie:
+    """A tie-breaker or value column at given rows, ordered as :func:`order_of` says."""
+    return lambda rows: sortable(values[rows], name)
 
 
 def spark_sort_columns(plan: Plan, schema: Any) -> list[Any]:
