@@ -52,6 +52,7 @@ from results import RESULTS, write_section
 
 from codegen.emit import MAX_REGISTER_STATES
 from codegen.generated import CodegenEngine
+from codegen.tables import code_dtype
 from qre import Monitor, examples, qre
 from qre.language.ast import query_size
 from qre.language.parser import parse
@@ -84,9 +85,12 @@ FAST_ENGINES = ("table", "codegen")
 
 
 def events(n: int, n_tags: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
-    """``n`` seeded random events: tag codes and normal values."""
+    """``n`` seeded random events: tag codes, in the dtype the Monitor makes from tags
+    (:func:`codegen.tables.code_dtype`: int8, one byte a code, for these alphabets; a
+    pandas Categorical's codes are int8 too), and normal values. Every engine and hand
+    loop reads these same arrays."""
     rng = np.random.default_rng(seed)
-    return rng.integers(0, n_tags, n).astype(np.int64), rng.normal(size=n)
+    return rng.integers(0, n_tags, n).astype(code_dtype(n_tags)), rng.normal(size=n)
 
 
 def best_of(runs: int, fn: Callable[[], object]) -> tuple[float, object]:

@@ -39,6 +39,10 @@ behind one array interface (:class:`~codegen.kernels.ArrayEngine`:
   ``MAX_UNROLLED_STATES`` states, one loop body per shape of block (blocks
   that compute alike on other states), their states and constants in tables:
   code that grows with the shapes, not the states (compile time);
+  :mod:`codegen.modes` — for small DTs, the event loop specialised to the status
+  vectors a long stream stays in (statuses do not depend on the data: a finite
+  automaton over the tags), every status a constant and only the defined states'
+  values computed; the general loop runs a stream's first events until then;
 * :mod:`codegen.generated` — the ``"codegen"`` engine:
   :class:`~codegen.generated.CodegenEngine` writes that module to
   ``$QRE_CACHE_DIR`` (default ``~/.cache/qre/codegen``) under the sha256 of its
@@ -54,8 +58,10 @@ behind one array interface (:class:`~codegen.kernels.ArrayEngine`:
 Cost model: optimizing is linear in the DT's size per round (milliseconds for
 hundreds of states, under a second for 10k); the table engine is ready at once
 for any query; the codegen engine costs about a second of compilation for a
-small query (a few seconds for a thousand states in the loop shape) and then
-runs one to two orders of magnitude faster.
+small query (a second or two more with status modes; a few seconds for a
+thousand states in the loop shape) and then runs one to two orders of magnitude
+faster. Tag codes are int8 in the kernels for up to 128 tags
+(:func:`codegen.tables.code_dtype`).
 
 Not yet: restart (Definition 5.4) in the compiled engines.
 """

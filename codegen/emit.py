@@ -56,7 +56,10 @@ Generated functions (module globals ``N_STATES``, ``N_TAGS``, ``N_OUT``):
   i0..i1-1 (code -1: skipped, the configuration stays and the output row repeats),
   configuration updated in place, the output vector after each event at its row of
   ``out``. No index array: one stream's rows are in order, and a key's rows are
-  gathered into buffers first, so the loop reads no row numbers;
+  gathered into buffers first, so the loop reads no row numbers. For a DT with
+  status modes (:mod:`codegen.modes`) it calls ``segment_general`` (that loop, the
+  configuration in the arrays, until the statuses reach a steady mode) and then
+  ``segment_modes`` (the loop specialised to the steady modes) with the same arguments;
 * ``run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v,
   fin_s, fin_v, gather)`` — the keyed streams g0..g1-1 (key g's rows
   ``order[offsets[g]:offsets[g+1]]`` with ``gather``, each key's events copied together
@@ -86,7 +89,7 @@ import hashlib
 import inspect
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 
 from dt.terms import OPS, Apply, Const, Cur, Term, Var
@@ -245,8 +248,9 @@ class _Function:
 class _Label:
     """What the code of one label knows while it is generated."""
 
-    number: int
-    """0 for init, 1 + k for tag k: suffix of the label's locals."""
+    number: int | str
+    """0 for init, 1 + k for tag k: suffix of the label's locals (a string in the bodies of
+    :mod:`codegen.modes`)."""
     primed: dict[int, Pair]
     """The primed states with a value at this point: their status/value locals."""
     columns: set[int] = field(default_factory=set)
@@ -531,14 +535,34 @@ class _Emitter:
         return ["@numba.jit(**_JIT)", "def init(x_s, x_v, status, value):", *fn.lines]
 
     def emit_segment(self) -> list[str]:
-        """``segment``: one stream's events, the configuration carried across them."""
-        return self._event_loop(by_row=False)
+        """``segment``: one stream's events, the configuration carried across them; before
+        it, for a small DT with status modes, ``segment_modes`` (:mod:`codegen.modes`),
+        and ``segment_general`` (the general loop), which ``segment`` calls in turn."""
+        from .modes import mode_function, steady_modes  # they build on this emitter
+
+        modes = steady_modes(self) if self.registers else None
+        if not modes:
+            return self._event_loop(by_row=False)
+        # The general loop runs a few events a stream (until a steady mode): the
+        # configuration in the arrays, which compiles in less time than in locals.
+        general = replace(self, registers=False)
+        return [*mode_function(self, modes), "", "",
+                *general._event_loop(by_row=False, modes=modes), "", "", *_SEGMENT_OF_MODES]
 
     def emit_rows(self) -> list[str]:
         """``run_rows``: rows in input order, each key's configuration in a row of tables."""
         return self._event_loop(by_row=True)
 
-    def _event_loop(self, by_row: bool) -> list[str]:
+    def _event_loop(self, by_row: bool, modes: list[tuple[int, ...]] | None = None
+                    ) -> list[str]:
+        """``run_rows`` or ``segment``; with the steady ``modes`` of :mod:`codegen.modes`
+        (the configuration in the arrays), ``segment_general``, which returns at once if
+        the statuses are a steady mode, or after the event that makes them one, with the
+        index of the next event (``i1`` if none)."""
+        from .modes import is_steady
+
+        assert not (modes and self.registers), "segment_general keeps the configuration " \
+            "in the arrays: segment_modes reads it there"
         t = self.tables
         fn = _Function()
         if by_row:
@@ -564,6 +588,9 @@ class _Emitter:
             fn.add(1, "# a value is exactly NaN unless defined.")
             fn.add(1, "for q in range(N_STATES):")
             fn.add(2, "_put(value, q, _pick(_get(status, q) == 1, _get(value, q), np.nan))")
+        if modes:
+            fn.add(1, f"if {is_steady(modes, lambda q: self.old(q)[0])}:")
+            fn.add(2, "return i0  # a steady mode already: segment_modes runs the events")
         kept = self.row_states() if by_row else list(range(t.n_states))
         if by_row:
             fn.add(1, "full = full_s.shape[0] != 0")
@@ -577,6 +604,8 @@ class _Emitter:
         else:
             fn.add(2, "row = i")
         fn.add(2, "code = _get(codes, row)")
+        # Outputs whose status no step changes: stored once after the loop, not per event.
+        steady = set(t.final.tolist()) if self.registers and not by_row else set()
         for j, group in enumerate(self.tag_groups()):
             k = group[0]
             names = ", ".join(_safe(repr(self.tags[c])) for c in group)
@@ -589,6 +618,7 @@ class _Emitter:
                 "            " + f"cur{c}_{lab.number} = _get2(data, row, {c})  # "
                 + ("cur" if t.columns[c] is None else _safe(f"cur.{t.columns[c]}"))
                 for c in sorted(lab.columns)]
+            steady &= _kept_statuses(fn.lines[where:], lab, written)
             fn.add(3, "# the new configuration: a state the tag does not write is ⊥")
             for q in kept:
                 new_s, new_v = lab.primed[q] if q in written else ("0", "np.nan")
@@ -611,8 +641,19 @@ class _Emitter:
             fn.add(2, "# code -1: a skipped event keeps the configuration")
         for j, q in enumerate(t.final.tolist()):
             s_q, v_q = self.old(q)
-            fn.add(2, f"_put2(out_s, row, {j}, {s_q})  # output {j}: {self.states[q]}")
-            fn.add(2, f"_put2(out_v, row, {j}, {v_q})")
+            if q in steady:
+                fn.add(2, f"_put2(out_v, row, {j}, {v_q})  # output {j}: {self.states[q]}, "
+                          "its status after the loop")
+            else:
+                fn.add(2, f"_put2(out_s, row, {j}, {s_q})  # output {j}: {self.states[q]}")
+                fn.add(2, f"_put2(out_v, row, {j}, {v_q})")
+        for j, q in enumerate(t.final.tolist()):
+            if q in steady:
+                fn.add(1, f"for i in range(i0, i1):  # output {j}'s status: no step changes it")
+                fn.add(2, f"_put2(out_s, i, {j}, s{q})")
+        if modes:
+            fn.add(2, f"if {is_steady(modes, lambda q: self.old(q)[0])}:")
+            fn.add(3, "return i + 1  # a steady mode: segment_modes runs the rest")
         if by_row:
             for j, q in enumerate(kept):
                 fn.add(2, f"_put2(status, g, {j}, s{q})")
@@ -626,9 +667,52 @@ class _Emitter:
                     "def run_rows(codes, data, keys, i0, i1, status, value, full_s, full_v, "
                     "out_s, out_v):",
                     *fn.lines]
+        if modes:
+            fn.add(1, "return i1")
+            return ["@numba.jit(**_JIT)",
+                    "def segment_general(codes, data, i0, i1, status, value, out_s, out_v):",
+                    *fn.lines]
         return ["@numba.jit(**_JIT)",
                 "def segment(codes, data, i0, i1, status, value, out_s, out_v):",
                 *fn.lines]
+
+
+def _kept_statuses(lines: list[str], lab: _Label, written: set[int]) -> set[int]:
+    """The states whose new status the code of one label (``lines``) sets to their old one:
+    ``s<q>_<ℓ>`` resolves, through locals assigned once from another local, to ``s<q>``.
+
+    A running sum's output (``s1_1 = s1``) is one: no event changes its status, so the
+    event loop need not store it per event (a byte store beside the value's costs the
+    loop a fifth of its speed when it is bound by memory); it is stored once after.
+    """
+    assigned: dict[str, list[str]] = {}
+    for line in lines:
+        target, sep, expr = line.strip().partition(" = ")
+        if sep and target.startswith(("s", "k")) and target.replace("_", "").isalnum():
+            assigned.setdefault(target, []).append(expr.split("  #")[0])
+
+    def resolve(name: str) -> str:
+        for _ in range(len(assigned) + 1):  # a chain of copies, never a cycle
+            exprs = assigned.get(name)
+            if exprs is None or len(exprs) != 1 or not exprs[0].isidentifier():
+                return name
+            name = exprs[0]
+        return name
+
+    return {q for q in written if resolve(lab.primed[q][0]) == f"s{q}"}
+
+
+_SEGMENT_OF_MODES = [
+    "@numba.jit(**_JIT)",
+    "def segment(codes, data, i0, i1, status, value, out_s, out_v):",
+    '    """Events i0..i1-1 (code -1 skips one); configuration in place, outputs at the rows:',
+    "    the general loop until the statuses reach a steady mode, segment_modes from there",
+    '    (codegen.modes)."""',
+    "    i = segment_general(codes, data, i0, i1, status, value, out_s, out_v)",
+    "    if i < i1:",
+    "        segment_modes(codes, data, i, i1, status, value, out_s, out_v)",
+]
+"""``segment`` of a module with status modes."""
 
 
 _RUNNERS = '''
@@ -652,7 +736,7 @@ def run_chunk(codes, data, order, offsets, g0, g1, status0, value0, out_s, out_v
     if gather:
         for g in range(g0, g1):
             longest = max(longest, _get(offsets, g + 1) - _get(offsets, g))
-    c_buf = np.empty(longest, dtype=np.int64)
+    c_buf = np.empty(longest, dtype=codes.dtype)
     d_buf = np.empty((longest, data.shape[1]))
     s_buf = np.empty((longest, N_OUT), dtype=np.uint8)
     v_buf = np.empty((longest, N_OUT))

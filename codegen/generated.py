@@ -64,6 +64,7 @@ from .emit import emit
 from .grouping import block_rows, merge_blocks
 from .kernels import ArrayEngine, chunk_bounds, default_chunks
 from .numba_cache import guard_namespace
+from .tables import code_dtype
 
 __all__ = ["CodegenEngine", "cache_dir", "is_ready"]
 
@@ -404,13 +405,14 @@ def _compile_runs(mod: ModuleType, q: int, f: int, n_out: int) -> None:
     """Compile (or load) every function of :data:`_RUN` the module has, on no rows with
     the argument types of ``_advance_keys`` and ``_advance_rows``: one signature each."""
     status, value = np.zeros(q, dtype=np.uint8), np.full(q, np.nan)
-    codes, data = np.zeros(0, dtype=np.int64), np.zeros((0, f))
+    codes, data = np.zeros(0, dtype=code_dtype(mod.N_TAGS)), np.zeros((0, f))
+    rows = np.zeros(0, dtype=np.int64)
     out_s, out_v = np.zeros((0, n_out), dtype=np.uint8), np.zeros((0, n_out))
-    mod.run_chunk(codes, data, codes, np.zeros(1, dtype=np.int64), 0, 0, status, value,
+    mod.run_chunk(codes, data, rows, np.zeros(1, dtype=np.int64), 0, 0, status, value,
                   out_s, out_v, np.zeros((0, q), dtype=np.uint8), np.zeros((0, q)), True)
     if hasattr(mod, "run_rows"):
         kept = list(mod.ROW_STATES)
-        mod.run_rows(codes, data, codes, 0, 0, status[kept].reshape(1, -1),
+        mod.run_rows(codes, data, rows, 0, 0, status[kept].reshape(1, -1),
                      value[kept].reshape(1, -1), np.zeros((0, q), dtype=np.uint8),
                      np.zeros((0, q)), out_s, out_v)
 

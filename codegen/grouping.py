@@ -110,7 +110,7 @@ class KeyBlocks:
     starts: np.ndarray  # int64[blocks + 1]
     fill: np.ndarray  # int64[parts, blocks]
     keys: np.ndarray  # int64[n]
-    codes: np.ndarray  # int64[n]
+    codes: np.ndarray  # int[n], the dtype given
     data: np.ndarray  # float64[n, f]
 
 
@@ -135,7 +135,7 @@ def block_rows(ids: np.ndarray, n_keys: int, shift: int, codes: np.ndarray,
                    for p, (a, b) in enumerate(parts)])
     starts, fill = _part_starts(counts)
     keys = np.empty(n, dtype=np.int64)
-    block_codes = np.empty(n, dtype=np.int64)
+    block_codes = np.empty(n, dtype=codes.dtype)
     block_data = np.empty(data.shape, dtype=np.float64)
     side_by_side([partial(_place_blocks, ids[a:b], codes[a:b], data[a:b], shift,
                           fill[p].copy(), keys, block_codes, block_data)
@@ -257,7 +257,7 @@ def interleave_ticks(order: np.ndarray, key: np.ndarray, time: np.ndarray, codes
 
 
 def lookup_codes(rows: np.ndarray, lookup: np.ndarray) -> tuple[np.ndarray, int]:
-    """``lookup[rows]`` as int64 (rows int64 in 0..len(lookup)−1, e.g. the object numbers of
+    """``lookup[rows]`` (rows int64 in 0..len(lookup)−1, e.g. the object numbers of
     :func:`identity_ids`) and the first position whose code is negative, −1 if none: a
     tag column's codes from its distinct objects' codes, and where the first unknown tag
     is, in one pass (numpy's gather and a scan for negatives take three times as long).
@@ -267,8 +267,8 @@ def lookup_codes(rows: np.ndarray, lookup: np.ndarray) -> tuple[np.ndarray, int]
     ([-1, 2, -1], 0)
     """
     rows = np.ascontiguousarray(rows, dtype=np.int64)
-    lookup = np.ascontiguousarray(lookup, dtype=np.int64)
-    out = np.empty(len(rows), dtype=np.int64)
+    lookup = np.ascontiguousarray(lookup)  # its integer dtype: the codes'
+    out = np.empty(len(rows), dtype=lookup.dtype)
     first, outside = _lookup_codes(rows, lookup, out)
     if outside >= 0:
         raise ValueError(f"row {int(rows[outside])} at position {outside} is outside the "

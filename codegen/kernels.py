@@ -8,7 +8,8 @@ exception) — and the tests check it differentially.
 
 Arrays follow the public contract (docs/API.md): a configuration is
 ``status uint8[Q]`` (0 ⊥, 1 defined, 2 ⊤) and ``value float64[Q]`` (NaN where
-not defined); events are ``codes int64[n]`` (index into the alphabet; -1 = an
+not defined); events are ``codes int[n]`` (any integer dtype, narrowed to
+:func:`codegen.tables.code_dtype`; index into the alphabet; -1 = an
 event of another tag, skipped: the configuration stays and the output row
 repeats) and data ``float64[n, f]`` in the order of ``Tables.columns``.
 
@@ -21,7 +22,8 @@ Public API:
   ``"codegen"`` engine (:class:`codegen.generated.CodegenEngine`);
   :class:`TableEngine` — that API over this kernel;
 * :func:`chunk_bounds` / :func:`default_chunks` — the parallel split of keys (both engines);
-  :func:`in_range` — the one-pass check of tag codes;
+  :func:`in_range` — the one-pass check of tag codes; :func:`narrowed` — that check
+  while narrowing them to the kernels' dtype;
   helpers of the generated kernels: ``_b``, ``_mod``, ``_fmin``, ``_fmax``, ``_pow`` (terms,
   shared with this kernel) and the intrinsics ``_pick``, ``_lift``, ``_join`` and the element access
   ``_get``/``_put``/``_get2``/``_put2``;
@@ -48,13 +50,16 @@ from dt.values import XValue, decode, encode
 
 from .grouping import group_rows, is_permutation
 from .numba_cache import guard_namespace
-from .tables import OPCODES, Tables, flatten
+from .tables import OPCODES, Tables, code_dtype, flatten
 
 __all__ = ["ArrayEngine", "TableEngine", "chunk_bounds", "default_chunks", "engine_evaluate",
-           "in_range", "initial", "run_table", "run_table_keys", "table_evaluate",
+           "in_range", "initial", "narrowed", "run_table", "run_table_keys", "table_evaluate",
            "table_initial"]
 
 _JIT = {"nopython": True, "cache": True, "error_model": "numpy"}
+
+_CODE_INPUTS = tuple(np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+"""Code dtypes checked as they are; others (unsigned, floats) go through int64 first."""
 
 # Opcodes as plain globals: Numba freezes them into the compiled code.
 _OR, _AND, _EQ, _NE = OPCODES["or"], OPCODES["and"], OPCODES["eq"], OPCODES["ne"]
@@ -497,6 +502,42 @@ def in_range(codes, lo, hi):
     return low >= lo and high <= hi
 
 
+def narrowed(codes: np.ndarray, lo: int, hi: int, dtype: np.dtype) -> np.ndarray | None:
+    """``codes`` (a one-dimensional integer array) as a contiguous ``dtype`` array if every
+    code is in lo..hi, else None: one pass that checks and copies (numpy's check and
+    cast take two, 0.6 ms for 1M int64 codes against 0.3).
+
+    >>> narrowed(np.array([0, 2, -1]), -1, 2, np.dtype(np.int8))
+    array([ 0,  2, -1], dtype=int8)
+    >>> narrowed(np.array([0, 300]), -1, 2, np.dtype(np.int8)) is None
+    True
+    """
+    codes = np.ascontiguousarray(codes)
+    if codes.dtype not in _CODE_INPUTS:
+        codes = codes.astype(np.int64)
+    if codes.dtype == dtype:
+        if dtype.itemsize < 8:  # numpy's min and max vectorise these (1M int8: 0.02 ms)
+            ok = not len(codes) or (int(codes.min()) >= lo and int(codes.max()) <= hi)
+        else:
+            ok = in_range(codes, lo, hi)
+        return codes if ok else None
+    out = np.empty(codes.shape[0], dtype=dtype)
+    return out if _narrow(codes, lo, hi, out) else None
+
+
+@numba.jit(**_JIT)
+def _narrow(codes, lo, hi, out):
+    """:func:`in_range`, copying each code into ``out`` on the way (an out-of-range code
+    is copied wrapped: the caller drops ``out`` then)."""
+    low, high = lo, hi
+    for i in range(codes.shape[0]):
+        x = codes[i]
+        low = min(low, x)
+        high = max(high, x)
+        out[i] = x
+    return low >= lo and high <= hi
+
+
 @numba.jit(**_JIT)
 def chunk_bounds(offsets, n, n_chunks):
     """Split keys into at most ``n_chunks`` runs of consecutive keys with about equal rows.
@@ -677,7 +718,8 @@ class ArrayEngine:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Run a batch of events from configuration ``(status, value)``.
 
-        ``codes`` int64[n] indexes ``dt.alphabet`` (-1 = skip the event);
+        ``codes`` int[n] indexes ``dt.alphabet`` (-1 = skip the event; any integer
+        dtype: the kernels read :func:`~codegen.tables.code_dtype`);
         ``cur_or_fields`` is ``float64[n]`` (plain ``cur``), ``float64[n, f]``
         in the order of :attr:`columns`, or a mapping from field name to column.
         Returns the final configuration and ``out_status uint8[n, |F|]``,
@@ -854,12 +896,18 @@ class ArrayEngine:
     # ------------------------------------------------------------------ validation
 
     def _codes(self, codes: np.ndarray, valid: bool = False) -> np.ndarray:
-        codes = np.ascontiguousarray(codes, dtype=np.int64)
+        """The codes checked and narrowed to :func:`~codegen.tables.code_dtype` (the
+        kernels' one code type): any integer array in range is accepted."""
+        codes = np.asarray(codes)
         if codes.ndim != 1:
             raise ValueError(f"tag codes must be one-dimensional; got shape {codes.shape}")
-        if not valid and not in_range(codes, -1, len(self.dt.alphabet) - 1):
-            raise ValueError(f"tag codes must be in -1..{len(self.dt.alphabet) - 1}")
-        return codes
+        n_tags = len(self.dt.alphabet)
+        if valid:
+            return np.ascontiguousarray(codes, dtype=code_dtype(n_tags))
+        checked = narrowed(codes, -1, n_tags - 1, code_dtype(n_tags))
+        if checked is None:
+            raise ValueError(f"tag codes must be in -1..{n_tags - 1}")
+        return checked
 
     def _config(self, status: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         q = self.tables.n_states

@@ -40,14 +40,15 @@ from util import assert_same_outputs, same, same_vector
 
 import codegen.grouping as grouping_module
 from codegen import generated
-from codegen.emit import MAX_REGISTER_STATES, MAX_UNROLLED_STATES, emit
+from codegen.emit import MAX_REGISTER_STATES, MAX_UNROLLED_STATES, _Emitter, emit
 from codegen.generated import CodegenEngine, is_ready
 from codegen.kernels import TableEngine, engine_evaluate
+from codegen.modes import reachable_modes, steady_modes, step_statuses
 from codegen.tables import flatten
 from dt.model import DT, EPS, Transition
 from dt.reference import evaluate, initial_config, run
 from dt.terms import OPS, Apply, Const, Cur, Var, evaluate_term, parse_term
-from dt.values import decode
+from dt.values import decode, encode
 from qre.language import ast as qast
 from qre.language.compiler import compile_query
 from qre.language.typing import check
@@ -138,6 +139,63 @@ def test_random_dts_match_the_reference_and_the_table_engine(dt, shape, data):
     x = data.draw(initial_vectors(dt), label="x")
     word = data.draw(sized_words(dt.alphabet), label="word")
     check_engine(dt, x, word, shape, data)
+
+
+@settings(max_examples=300)  # no compilation: cheap
+@given(st.one_of(arbitrary_dts(), cyclic_dts()), st.data())
+def test_status_modes_follow_the_reference_statuses(dt, data):
+    """Statuses do not depend on the data (codegen.modes): the status vectors that
+    step_statuses computes from the initial vector's statuses, tag by tag, are the
+    reference evaluator's after every prefix, whatever the values; and from a defined
+    initial vector every one of them is a mode (the modes are closed under the tags)."""
+    x = data.draw(initial_vectors(dt), label="x")
+    word = data.draw(sized_words(dt.alphabet), label="word")
+    em = _Emitter(flatten(dt), dt.states, dt.alphabet, True)
+    seeds = dict(zip(em.tables.initial.tolist(), encode(list(x))[0].tolist(), strict=True))
+    statuses = [step_statuses(em, 0, (0,) * len(dt.states), seeds)]
+    for tag, _ in word:
+        statuses.append(step_statuses(em, 1 + dt.alphabet.index(tag), statuses[-1]))
+    want = [tuple(encode(list(config))[0].tolist()) for config in run(dt, x, word)]
+    assert statuses == want
+    modes = reachable_modes(em)
+    if modes is not None and all(encode([v])[0][0] == 1 for v in x):
+        assert set(statuses) <= set(modes) and modes[0] == statuses[0]
+    steady = steady_modes(em)
+    if steady is not None:  # closed under the tags, and reached from every mode
+        labels = range(1, len(dt.alphabet) + 1)
+        assert {step_statuses(em, label, m) for m in steady for label in labels} <= \
+            set(steady)
+        assert steady and set(steady) <= set(modes)
+
+
+@settings(max_examples=6)  # each compiles a kernel (1-2 s)
+@given(arbitrary_dts(acyclic=True), st.data())
+def test_the_mode_loop_and_the_general_loop_agree(dt, data):
+    """A DT with steady status modes, run from the initial configuration of a defined
+    initial vector (the general loop until a steady mode, then the specialised one) and
+    of any initial vector (perhaps the general loop throughout), with skipped events,
+    split in two batches (the second perhaps starting in a steady mode): the table
+    engine's outputs and configurations."""
+    em = _Emitter(flatten(dt), dt.states, dt.alphabet, True)
+    assume(steady_modes(em))
+    engine, table = CodegenEngine(dt), TableEngine(dt)
+    assert "def segment_modes(" in engine.source
+    word = data.draw(sized_words(dt.alphabet, 12), label="word")
+    codes, cur = encode_word(dt, word)
+    codes[data.draw(st.lists(st.integers(0, max(len(word) - 1, 0)), max_size=3))
+          if len(word) else []] = -1
+    cur = cur if engine.columns else None
+    cut = data.draw(st.integers(0, len(word)), label="cut")
+    for x in ([1.0] * len(dt.initial), data.draw(initial_vectors(dt), label="x")):
+        config = table.initial_config(x)
+        mine = config
+        for part in (slice(0, cut), slice(cut, None)):
+            batch = (codes[part], None if cur is None else cur[part])
+            want = table.advance(*config, *batch)
+            got = engine.advance(*mine, *batch)
+            for k in (0, 2):
+                assert_same_arrays(got[k:k + 2], want[k:k + 2])
+            config, mine = want[:2], got[:2]
 
 
 @settings(max_examples=6)  # each compiles a kernel (1-2 s); the random-DT test draws loops too
@@ -288,6 +346,56 @@ def test_tags_with_the_same_step_share_one_branch():
     want = m.run(tags, values, engine="reference")
     got = m.run(tags, values, engine="codegen")
     assert_same_arrays((got.status, got.value), (want.status, want.value))
+
+
+@pytest.mark.parametrize("status", [0, 1, 2])
+def test_an_output_whose_status_no_step_changes_is_stored_after_the_loop(status):
+    """q := q + cur on a, q := q * 0.5 on b: no step changes q's status, so the event loop
+    stores only q's value and its status is written once after; r's status changes (b
+    writes r from q', a does not write r). From q ⊥, defined or ⊤, with skipped events,
+    the outputs are the table engine's. (o and p, a cycle on b, keep status modes out:
+    with them the general loop runs only until a steady mode, codegen.modes.)"""
+    dt = DT(("a", "b"), ("q", "r", "o", "p"), ("q",), ("q", "r"),
+            (_tr("a", ["q"], "q", "q + cur"), _tr("b", ["q"], "q", "q * 0.5"),
+             _tr("b", ["q'"], "r", "q' - cur"), _tr("b", ["q'"], "o", "q'"),
+             _tr("b", ["p'"], "o", "p'"), _tr("b", ["o'"], "p", "o'")))
+    engine = CodegenEngine(dt)
+    assert "segment_modes" not in engine.source
+    segment = engine.source.split("def segment")[1].split("def run_chunk")[0]
+    assert "_put2(out_v, row, 0, v0)  # output 0: q, its status after the loop" in segment
+    assert "_put2(out_s, row, 1, s1)  # output 1: r" in segment
+    assert "_put2(out_s, i, 0, s0)" in segment and "_put2(out_s, row, 0," not in segment
+    status0 = np.array([status, 1, 0, 0], dtype=np.uint8)
+    value0 = np.array([2.5 if status == 1 else np.nan, 1.0, np.nan, np.nan])
+    codes = np.array([0, -1, 1, 0, -1, 1], dtype=np.int8)
+    cur = np.array([1.0, 9.0, 2.0, -0.0, 9.0, 0.5])
+    got = engine.advance(status0, value0, codes, cur)
+    want = TableEngine(dt).advance(status0, value0, codes, cur)
+    for k in (0, 2):
+        assert_same_arrays(got[k:k + 2], want[k:k + 2])
+    assert got[2][:, 0].tolist() == [status] * 6
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8,
+                                   np.uint64, np.float64])
+def test_tag_codes_of_any_numeric_dtype_are_checked_then_narrowed(dtype):
+    """The kernels read int8 codes for a small alphabet: codes of every dtype give the same
+    outputs, and a code out of range is refused before narrowing could wrap it (256 as
+    int8 is 0)."""
+    dt = DT(("a", "b"), ("q",), ("q",), ("q",), (_tr("a", ["q"], "q", "q + cur"),
+                                                  _tr("b", ["q"], "q", "q * 0.5")))
+    table, engine = TableEngine(dt), CodegenEngine(dt)
+    status0, value0 = table.initial_config([1.0])
+    codes, cur = np.array([0, 1, 1, 0]).astype(dtype), np.array([1.0, 2.0, 3.0, 4.0])
+    want = table.advance(status0, value0, codes.astype(np.int64), cur)
+    for e in (table, engine):
+        got = e.advance(status0, value0, codes, cur)
+        assert_same_arrays(got[2:], want[2:])
+    wide = np.dtype(dtype).itemsize > 1
+    bad = np.array([0, 256 if wide else 100, 0, 0]).astype(dtype)
+    for e in (table, engine):
+        with pytest.raises(ValueError, match=r"tag codes must be in -1\.\.1"):
+            e.advance(status0, value0, bad, cur)
 
 
 def test_advance_keys_many_keys_in_parallel_threads():

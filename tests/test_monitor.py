@@ -166,6 +166,22 @@ def test_skipped_missing_categorical_value():
         m.run(tags, [1.0, 2.0, 3.0])
 
 
+@pytest.mark.parametrize("n_tags, dtype", [(2, np.int8), (128, np.int8), (129, np.int16)])
+def test_tag_codes_come_in_the_kernels_narrow_dtype(n_tags, dtype):
+    """Every form of tags becomes codes of the dtype the kernels read (one byte a code for
+    up to 128 tags), long columns (Numba's paths) and short ones alike."""
+    from qre.runtime.monitor import tag_codes
+
+    alphabet = [f"t{k}" for k in range(n_tags)]
+    for n in (5, 50_000):
+        tags = [alphabet[k % n_tags] for k in range(n)]
+        want = np.arange(n) % n_tags
+        for form in (tags, np.array(tags, dtype=object), pd.Categorical(tags),
+                     want.astype(np.int64), pd.array(want, dtype="Int64")):
+            codes = tag_codes(form, alphabet)
+            assert codes.dtype == dtype and codes.tolist() == want.tolist()
+
+
 # --------------------------------------------------------------------------- shapes and values
 
 

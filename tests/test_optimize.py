@@ -660,9 +660,12 @@ def big_dt(blocks: int) -> DT:
 
 
 def test_optimize_is_fast_on_large_dts():
+    """A guard against quadratic passes: about 1 s alone (a quadratic pass takes minutes);
+    the bound leaves room for a loaded machine and the suite's large heap, which make
+    Python's garbage collector slower (2.1 s was seen in a full run)."""
     dt = big_dt(2000)  # 12k states, 14k transitions
     start = time.perf_counter()
     after = optimize(dt)
     elapsed = time.perf_counter() - start
     assert len(after.states) == 1 + 2 * 2000 and len(after.transitions) == 3 * 2000
-    assert elapsed < 2.0, f"optimize took {elapsed:.2f}s on {len(dt.states)} states"
+    assert elapsed < 4.0, f"optimize took {elapsed:.2f}s on {len(dt.states)} states"

@@ -80,6 +80,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from codegen.tables import code_dtype
 from dt import reference
 from dt.model import DT
 from dt.terms import EventValue
@@ -697,7 +698,9 @@ def _output(status: np.ndarray, value: np.ndarray, names: tuple[str, ...]) -> Ou
 
 
 def tag_codes(tags: Any, alphabet: Sequence[str], *, skip_unknown: bool = False) -> np.ndarray:
-    """Tags as ``int64`` codes into ``alphabet``; -1 marks an unknown tag when skipping.
+    """Tags as codes into ``alphabet`` (the kernels' narrow dtype,
+    :func:`codegen.tables.code_dtype`: int8 for up to 128 tags); -1 marks an unknown
+    tag when skipping.
 
     Accepts strings (a list, tuple, numpy, pandas, Arrow or polars column), a
     pandas Categorical (or categorical Series), or an integer array of codes
@@ -737,9 +740,10 @@ def tag_codes(tags: Any, alphabet: Sequence[str], *, skip_unknown: bool = False)
             return _resolve_unknown(codes, lambda k: tags[k], skip_unknown, alphabet)
     items = list(tags)
     if _hashable(items):
-        codes = pd.Categorical(items, categories=list(alphabet)).codes.astype(np.int64)
+        codes = pd.Categorical(items, categories=list(alphabet)).codes.astype(
+            code_dtype(len(alphabet)))
     else:  # e.g. lists inside the list: certainly not tags
-        codes = np.full(len(items), -1, dtype=np.int64)
+        codes = np.full(len(items), -1, dtype=code_dtype(len(alphabet)))
     return _resolve_unknown(codes, lambda k: items[k], skip_unknown, alphabet)
 
 
@@ -756,18 +760,20 @@ def _checked_codes(codes: np.ndarray, n_tags: int) -> np.ndarray:
     if codes.ndim != 1:
         raise ValueError(f"tag codes must be one-dimensional, got shape {codes.shape}")
     # One pass on the fast path (Numba's for a long column, numpy's min and max for a
-    # short one: no Numba import); the offending position only on failure.
+    # short one: no Numba import), narrowing on the way; the offending position only on
+    # failure.
     if len(codes) >= key_rules.NUMBA_ROWS:
-        from codegen.kernels import in_range
+        from codegen.kernels import narrowed
 
-        valid = in_range(codes.astype(np.int64, copy=False), 0, n_tags - 1)
+        checked = narrowed(codes, 0, n_tags - 1, code_dtype(n_tags))
     else:
         valid = not len(codes) or (int(codes.min()) >= 0 and int(codes.max()) < n_tags)
-    if not valid:
+        checked = codes.astype(code_dtype(n_tags)) if valid else None
+    if checked is None:
         k = int(np.flatnonzero((codes < 0) | (codes >= n_tags))[0])
         raise ValueError(f"tag code {int(codes[k])} at position {k} is out of range: codes "
                          f"index the alphabet, 0..{n_tags - 1}")
-    return codes.astype(np.int64, copy=False)
+    return checked
 
 
 def _masked_codes(tags: Any, alphabet: Sequence[str], skip_unknown: bool) -> np.ndarray:
@@ -789,7 +795,8 @@ def _codes_through(distinct: Sequence[Any], rows: np.ndarray,
                    alphabet: Sequence[str]) -> np.ndarray:
     """Alphabet codes of ``distinct[rows]`` (−1: not a tag, or ``rows`` is −1), mapping
     the distinct values, not the rows, through the alphabet: O(distinct + rows)."""
-    lookup = np.append(_alphabet_lookup(distinct, alphabet), -1)
+    table = _alphabet_lookup(distinct, alphabet)
+    lookup = np.append(table, np.array([-1], dtype=table.dtype))
     return lookup[rows.astype(np.int64)]  # row code −1 reads the last entry
 
 
@@ -797,7 +804,7 @@ def _alphabet_lookup(distinct: Sequence[Any], alphabet: Sequence[str]) -> np.nda
     """The alphabet code of each distinct value, −1 for one that is not a tag."""
     index = {tag: k for k, tag in enumerate(alphabet)}
     return np.array([index.get(d, -1) if isinstance(d, str) else -1 for d in distinct],
-                    dtype=np.int64)
+                    dtype=code_dtype(len(alphabet)))
 
 
 def _resolve_unknown(codes: np.ndarray, tag_at: Any, skip_unknown: bool,
