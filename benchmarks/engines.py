@@ -377,10 +377,12 @@ def main() -> None:
         "",
         hand_md,
         "",
-        "The hand-written loops compute the same outputs (checked bit for bit). Through "
-        "`Monitor.run` a call also converts and checks the tags and values, validates the "
-        "codes, allocates the outputs; `CodegenEngine.advance` is the engine's array API "
-        "(codes and values as arrays, no conversion).",
+        "The hand-written loops compute the same outputs (checked bit for bit) from the "
+        "same arrays: tag codes as int8, the dtype the Monitor makes from tags "
+        "(`codegen.tables.code_dtype`). Through `Monitor.run` a call also converts and "
+        "checks the tags and values, validates the codes, allocates the outputs; "
+        "`CodegenEngine.advance` is the engine's array API (codes and values as arrays, "
+        "no conversion).",
         "",
         peers_md,
         "",
@@ -392,7 +394,10 @@ def main() -> None:
         "kernels; `Session.state` (the resumable form) stores both as float64. codegen keeps "
         "the configuration in local variables (registers) up to "
         f"{MAX_REGISTER_STATES} DT states and in arrays above (compile time), hence the "
-        "step in its per-event cost there.",
+        "step in its per-event cost there. Up to there it also specialises the event loop "
+        "to the status vectors a long stream stays in (`codegen.modes`; here one, once "
+        "the window is full), which costs compile time: a second general loop for the "
+        "window's first events.",
         "",
     ])
     write_section(args.output, "engines", text)
