@@ -6,22 +6,22 @@ writers'; no term's value enters (terms are total: they never fail). So the stat
 after an event is a function of the vector before and of the tag — a finite automaton
 over the tags — and from the initial configuration it reaches few vectors: a running sum
 two (before and after the first event), failure since success three, the last five
-against the stream seven (one per event until the window is full). For each reachable
-vector (a *mode*) and each tag the step is specialised: every status is a constant, each
-defined state's value is its one firing writer's term (no select, no lifting), the others
-are NaN. The general loop's status locals, their lifts and joins, and the selects that
+against the stream seven (one per event until the window is full). For such a vector (a
+*mode*) and a tag the step can be specialised: every status is a constant, each defined
+state's value is its one firing writer's term (no select, no lifting), the others are
+NaN. The general loop's status locals, their lifts and joins, and the selects that
 chain every value to them are gone.
 
 Loop. A long stream ends in a set of modes that no tag leaves (the bottom strongly
 connected components of the modes' graph: a running sum's one mode after its first
 event, failure since success's two), its *steady* modes; ``segment_modes`` specialises
-those only, so a window's first events cost no code. ``segment`` calls it first: it
-matches the configuration's statuses against the steady modes and, if one matches, runs
-every event in a specialised body, the statuses carried as one small integer and written
-back from it after the loop. Otherwise the general loop of :mod:`codegen.emit` runs, and
-hands the rest of the events over to ``segment_modes`` as soon as the statuses reach a
-steady mode (a configuration that never does — one resumed from a vector the initial
-configuration does not reach — stays in the general loop). Both compute the same bits:
+those only, so a window's first events cost no code. ``segment`` runs the general loop
+of :mod:`codegen.emit` (``segment_general``, the configuration in the arrays) until the
+statuses are a steady mode (at once if they are one already; a configuration that never
+gets there — one resumed from a vector the initial configuration does not reach — stays
+in it), then ``segment_modes`` on the rest of the events: it matches the statuses
+against the steady modes and runs every event in a specialised body, the statuses
+carried as one small integer and written back from it after the loop. Both compute the same bits:
 the same terms, in the same order, on the same operands.
 
 Bounds: a DT whose tag steps have no cyclic block (a block's values would need the order
