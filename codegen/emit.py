@@ -709,8 +709,9 @@ _SEGMENT_OF_MODES = [
     "    the general loop until the statuses reach a steady mode, segment_modes from there",
     '    (codegen.modes)."""',
     "    i = segment_general(codes, data, i0, i1, status, value, out_s, out_v)",
-    "    if i < i1:",
-    "        segment_modes(codes, data, i, i1, status, value, out_s, out_v)",
+    "    if i < i1 and not segment_modes(codes, data, i, i1, status, value, out_s, out_v):",
+    '        raise AssertionError("codegen.modes: the general loop stopped outside a steady '
+    'mode")',
 ]
 """``segment`` of a module with status modes."""
 

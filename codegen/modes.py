@@ -33,6 +33,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from dt.values import BOT, TOP, XValue, lift, union
+
 from .emit import _code_test, _Emitter, _Function, _Label, _safe
 
 __all__ = ["MAX_BODY_STATES", "MAX_MODES", "Statuses", "is_steady", "mode_function",
@@ -49,18 +51,23 @@ MAX_BODY_STATES = 256
 states a step writes): each is a line or two more for Numba to compile."""
 
 
+_AS_VALUE = (BOT, 0.0, TOP)
+"""A status as an extended value of :mod:`dt.values` (any defined value will do)."""
+
+
+def _status(x: XValue) -> int:
+    return 0 if x is BOT else 2 if x is TOP else 1
+
+
 def _lift(statuses: list[int]) -> int:
-    """A transition's status from its sources': ⊥ if one is ⊥, else ⊤ if one is ⊤."""
-    if 0 in statuses:
-        return 0
-    return 2 if 2 in statuses else 1
+    """A transition's status from its sources': :func:`dt.values.lift` on statuses (⊥ if
+    one is ⊥, else ⊤ if one is ⊤)."""
+    return _status(lift(lambda *_: 0.0, [_AS_VALUE[s] for s in statuses]))
 
 
 def _join(a: int, b: int) -> int:
-    """``a ⊔ b`` on statuses: ⊥ is the identity, two defined values conflict."""
-    if a == 0 or b == 0:
-        return a + b
-    return 2
+    """``a ⊔ b`` on statuses: :func:`dt.values.union` (⊥ the identity, else ⊤)."""
+    return _status(union(_AS_VALUE[a], _AS_VALUE[b]))
 
 
 def step_statuses(em: _Emitter, label: int, before: Statuses,
@@ -135,14 +142,19 @@ def steady_modes(em: _Emitter) -> list[Statuses] | None:
 
 def is_steady(modes: list[Statuses], status_of: Callable[[int], str]) -> str:
     """The test that the statuses (state q's is ``status_of(q)``) are one of ``modes``."""
-    return " | ".join("(" + " & ".join(f"({status_of(q)} == {s})" for q, s in enumerate(m))
-                      + ")" for m in modes)
+    return " | ".join(f"({_is_mode(m, status_of)})" for m in modes)
+
+
+def _is_mode(mode: Statuses, status_of: Callable[[int], str]) -> str:
+    """The test that the statuses are ``mode``."""
+    return " & ".join(f"({status_of(q)} == {s})" for q, s in enumerate(mode))
 
 
 def mode_function(em: _Emitter, modes: list[Statuses]) -> list[str]:
     """``segment_modes(codes, data, i0, i1, status, value, out_s, out_v)``: if the
     configuration's statuses are a mode, run the events from there (as ``segment``
-    does: configuration in place, outputs at the rows) and return True; else False,
+    does: configuration in place, outputs at the rows) and return True; else False (which
+    ``segment`` makes an error: it calls this only once the statuses are a steady mode),
     having changed nothing."""
     t = em.tables
     finals = t.final.tolist()
@@ -154,8 +166,7 @@ def mode_function(em: _Emitter, modes: list[Statuses]) -> list[str]:
         fn.add(1, f"s{q} = _get(status, {q})  # {_safe(em.states[q])}")
     fn.add(1, "mode = -1")
     for k, statuses in enumerate(modes):
-        test = " & ".join(f"(s{q} == {s})" for q, s in enumerate(statuses))
-        fn.add(1, f"{'if' if k == 0 else 'elif'} {test}:")
+        fn.add(1, f"{'if' if k == 0 else 'elif'} {_is_mode(statuses, lambda q: f's{q}')}:")
         fn.add(2, f"mode = {k}")
     fn.add(1, "if mode < 0:")
     fn.add(2, "return False")
