@@ -22,7 +22,14 @@ gets there — one resumed from a vector the initial configuration does not reac
 in it), then ``segment_modes`` on the rest of the events: it matches the statuses
 against the steady modes and runs every event in a specialised body, the statuses
 carried as one small integer and written back from it after the loop. Both compute the same bits:
-the same terms, in the same order, on the same operands.
+the same terms, in the same order, on the same operands. The loop branches on the tag;
+under it, modes whose step on that tag is the same code (the same writers fire, to the
+same next mode and output statuses) share one body, so it branches on the mode only
+where the code differs: failure since success never does, its two modes differ in
+states no step reads. A body's constants fold (LLVM): with the constants that
+:func:`codegen.optimize.propagate_constants` puts into the terms, failure since
+success's output is a literal or a loop invariant on each tag, not a chain through the
+previous event's.
 
 Bounds: a DT whose tag steps have no cyclic block (a block's values would need the order
 in which its Kleene iteration defines them), with at most :data:`MAX_MODES` reachable
@@ -179,20 +186,29 @@ def mode_function(em: _Emitter, modes: list[Statuses]) -> list[str]:
     fn.add(1, "for i in range(i0, i1):")
     fn.add(2, "row = i")
     fn.add(2, "code = _get(codes, row)")
-    for k, before in enumerate(modes):
-        fn.add(2, f"{'if' if k == 0 else 'elif'} mode == {k}:")
-        for j, group in enumerate(em.tag_groups()):
-            names = ", ".join(_safe(repr(em.tags[c])) for c in group)
-            fn.add(3, f"{'if' if j == 0 else 'elif'} {_code_test(group)}:  # {names}")
-            after = step_statuses(em, 1 + group[0], before)
+    for j, group in enumerate(em.tag_groups()):
+        names = ", ".join(_safe(repr(em.tags[c])) for c in group)
+        fn.add(2, f"{'if' if j == 0 else 'elif'} {_code_test(group)}:  # {names}")
+        label = 1 + group[0]
+        afters = [step_statuses(em, label, before) for before in modes]
+        shared = _shared_bodies(em, label, modes, afters, [index[a] for a in afters], varying)
+        for g, ks in enumerate(shared):
+            indent = 3
+            if len(shared) > 1:
+                fn.add(3, f"{'if' if g == 0 else 'elif'} {_mode_test(ks)}:")
+                indent = 4
+            before, after = modes[ks[0]], afters[ks[0]]
             lines = len(fn.lines)
-            _body(em, fn, 4, 1 + group[0], k, before, after)
-            if index[after] != k:
-                fn.add(4, f"mode = {index[after]}")
+            _body(em, fn, indent, label, f"{label}g{g}", before, after)
+            for q in range(t.n_states):  # NaN unless defined; a NaN stays NaN
+                if after[q] != 1 and any(modes[k][q] == 1 for k in ks):
+                    fn.add(indent, f"v{q} = np.nan")
+            if any(index[after] != k for k in ks):
+                fn.add(indent, f"mode = {index[after]}")
             for j_out in varying:
-                fn.add(4, f"os{j_out} = {after[finals[j_out]]}")
+                fn.add(indent, f"os{j_out} = {after[finals[j_out]]}")
             if len(fn.lines) == lines:
-                fn.add(4, "pass  # nothing changes")
+                fn.add(indent, "pass  # nothing changes")
     for j, q in enumerate(finals):
         if j in varying:
             fn.add(2, f"_put2(out_s, row, {j}, os{j})  # output {j}: {_safe(em.states[q])}")
@@ -212,17 +228,15 @@ def mode_function(em: _Emitter, modes: list[Statuses]) -> list[str]:
             "def segment_modes(codes, data, i0, i1, status, value, out_s, out_v):", *fn.lines]
 
 
-def _body(em: _Emitter, fn: _Function, indent: int, label: int, mode: int,
+def _body(em: _Emitter, fn: _Function, indent: int, label: int, suffix: str,
           before: Statuses, after: Statuses) -> None:
-    """One specialised step: the defined states' values from their firing writers, NaN
-    for the others, into ``v<q>``."""
-    t = em.tables
-    lab = _Label(f"{label}m{mode}", {})
+    """One specialised step: the values of the states defined after it, from their firing
+    writers, into ``v<q>`` (locals ``v<q>_<suffix>``). The states not defined after it are
+    the caller's (each is NaN)."""
+    lab = _Label(suffix, {})
     where = len(fn.lines)
-    written: set[int] = set()
     for _, entries in em.blocks(label):
         (q, writers), = entries  # no cyclic block (reachable_modes)
-        written.add(q)
         if after[q] != 1:
             lab.primed[q] = (str(after[q]), "np.nan")
             continue
@@ -234,7 +248,27 @@ def _body(em: _Emitter, fn: _Function, indent: int, label: int, mode: int,
     fn.lines[where:where] = [
         "    " * indent + f"cur{c}_{lab.number} = _get2(data, row, {c})"
         for c in sorted(lab.columns)]
-    for q in range(t.n_states):
-        value = lab.primed[q][1] if q in written else "np.nan"
-        if value != "np.nan" or before[q] == 1:  # else v<q> is NaN already
+    for q, (status, value) in sorted(lab.primed.items()):
+        if status == "1":
             fn.add(indent, f"v{q} = {value}")
+
+
+def _shared_bodies(em: _Emitter, label: int, modes: list[Statuses], afters: list[Statuses],
+                   nexts: list[int], varying: list[int]) -> list[list[int]]:
+    """The modes grouped by the code of ``label``'s step from them: modes whose bodies are
+    the same text, with the same next mode and the same statuses of the ``varying``
+    outputs, share one (the statuses they differ in do not change which writer fires),
+    so the event loop branches on the mode only where the code differs."""
+    finals = em.tables.final.tolist()
+    groups: dict[tuple[str, int, tuple[int, ...]], list[int]] = {}
+    for k, (before, after) in enumerate(zip(modes, afters, strict=True)):
+        scratch = _Function()
+        _body(em, scratch, 0, label, "", before, after)
+        key = ("\n".join(scratch.lines), nexts[k], tuple(after[finals[j]] for j in varying))
+        groups.setdefault(key, []).append(k)
+    return list(groups.values())
+
+
+def _mode_test(ks: list[int]) -> str:
+    """The test that the mode is one of ``ks`` (bitwise: no short-circuit branches)."""
+    return " | ".join(f"(mode == {k})" for k in ks)

@@ -49,6 +49,7 @@ from dt.model import DT, EPS, Transition
 from dt.reference import evaluate, initial_config, run
 from dt.terms import OPS, Apply, Const, Cur, Var, evaluate_term, parse_term
 from dt.values import decode, encode
+from qre import qre
 from qre.language import ast as qast
 from qre.language.compiler import compile_query
 from qre.language.typing import check
@@ -334,8 +335,6 @@ def test_small_dts_run_keyed_rows_in_input_order(monkeypatch):
 def test_tags_with_the_same_step_share_one_branch():
     """Tags a and c step alike (the query only tells b apart): one branch for both, the
     outputs still the reference evaluator's on every prefix."""
-    from qre import qre
-
     m = qre("alphabet a, b, c; fill_with(split(any_word(), atom(b, cur), snd), const(0))")
     engine = CodegenEngine(m.dt)
     assert "if (code == 0) | (code == 2):  # tags 'a', 'c'" in engine.source
@@ -346,6 +345,45 @@ def test_tags_with_the_same_step_share_one_branch():
     want = m.run(tags, values, engine="reference")
     got = m.run(tags, values, engine="codegen")
     assert_same_arrays((got.status, got.value), (want.status, want.value))
+
+
+def test_modes_share_a_tags_body_where_its_code_is_the_same():
+    """Failure since success has two steady modes (after ok, after fail), but on each tag
+    the same writers fire from both: the event loop branches on the tag only. x and y take
+    turns on a (two steady modes, x defined or y): a, b and c's steps differ by mode, so
+    they branch on it. From the initial configuration, in two batches with skipped
+    events, the outputs and configurations are the reference's and the table engine's."""
+    fs = qre("let failed = fill_with(split(any_word(), atom(fail, 1), snd), const(0)) > const(0);"
+             "let ok = fill_with(split(any_word(), atom(ok, 1), snd), const(0)) > const(0);"
+             "!ok since failed", alphabet=["ok", "fail"])
+    assert len(steady_modes(_Emitter(flatten(fs.dt), fs.dt.states, fs.dt.alphabet, True))) == 2
+    engine = CodegenEngine(fs.dt)
+    loop = engine.source.split("def segment_modes")[1].split("def segment_general")[0]
+    assert "for i in range" in loop and "mode ==" not in loop.split("for i in range")[1] \
+        .split("the statuses back")[0]
+    tags = list(np.random.default_rng(4).choice(["ok", "fail"], 300))
+    want, got = fs.run(tags, engine="reference"), fs.run(tags, engine="codegen")
+    assert_same_arrays((got.status, got.value), (want.status, want.value))
+
+    dt = DT(("a", "b", "c"), ("i", "x", "y", "z", "f", "g"), ("i",), ("f", "g"),
+            (_tr("init", ["i'"], "x", "i'"), _tr("a", ["x"], "y", "x + cur"),
+             _tr("a", ["y"], "x", "y * 2"), _tr("b", ["x"], "x", "x"),
+             _tr("b", ["y"], "y", "y"), _tr("c", ["x"], "x", "x"), _tr("c", ["y"], "y", "y"),
+             _tr("c", [], "z", "cur"), _tr("eps", ["x'"], "f", "x'"),
+             _tr("eps", ["y'"], "f", "y' - 1"), _tr("eps", ["x'"], "g", "x'")))
+    engine = CodegenEngine(dt)
+    loop = engine.source.split("def segment_modes")[1].split("def segment_general")[0]
+    assert loop.count("            if (mode == ") == 3  # a, b and c
+    rng = np.random.default_rng(5)
+    codes = rng.choice(np.array([0, 1, 2, -1], dtype=np.int8), 200)
+    cur = rng.choice([-1.5, 0.0, 2.0, 0.25], 200)
+    table = TableEngine(dt)
+    want = got = table.initial_config([3.0])
+    for part in (slice(0, 77), slice(77, None)):
+        want = table.advance(*want[:2], codes[part], cur[part])
+        got = engine.advance(*got[:2], codes[part], cur[part])
+        for k in (0, 2):
+            assert_same_arrays(got[k:k + 2], want[k:k + 2])
 
 
 @pytest.mark.parametrize("status", [0, 1, 2])

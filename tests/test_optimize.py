@@ -36,6 +36,7 @@ from codegen.optimize import (
     inline_single_use,
     merge_equivalent,
     optimize,
+    propagate_constants,
     prune_dead,
     prune_useless,
 )
@@ -52,8 +53,8 @@ CASES = sorted(p.stem for p in GOLDEN.glob("*.json"))
 
 ALL = (*PASSES, optimize)
 # Passes after which every kept state has exactly its old value (not only the outputs).
-KEEP_VALUES = (fold_constants, break_copy_cycles, collapse_copies, merge_equivalent,
-               inline_single_use, prune_dead)
+KEEP_VALUES = (fold_constants, propagate_constants, break_copy_cycles, collapse_copies,
+               merge_equivalent, inline_single_use, prune_dead)
 
 
 # --------------------------------------------------------------------------- running
@@ -112,7 +113,7 @@ def check_pass(run_pass, before: DT, x, word, restarts, want) -> DT:
         if run_pass in (prune_dead, prune_useless):
             # Pruning only removes: order kept, nothing merged or rewritten.
             assert is_subsequence(after.transitions, before.transitions)
-        if run_pass is fold_constants:
+        if run_pass in (fold_constants, propagate_constants):
             assert [(t.on, t.sources, t.target) for t in after.transitions] == \
                    [(t.on, t.sources, t.target) for t in before.transitions]
         if run_pass is collapse_copies:
@@ -439,6 +440,14 @@ def test_each_pass_leaves_nothing_it_should_have_removed(dt):
     folded = fold_constants(dt)
     assert not [f for t in folded.transitions for f in foldable(t.term)]
 
+    propagated = propagate_constants(dt)
+    for q in set(dt.states) - set(dt.initial):  # written by one constant only: never read
+        terms = {t.term for t in dt.transitions if t.target == q}
+        if len(terms) == 1 and isinstance(c := next(iter(terms)), Const) and \
+                not math.isnan(c.value):
+            assert not [t for t in propagated.transitions if not isinstance(t.term, Var)
+                        and q in {v.name for v in t.term.variables()}], q
+
     collapsed = collapse_copies(dt)
     initial = set(dt.initial)
     for q in collapsed.states:
@@ -547,6 +556,33 @@ def test_folding_keeps_the_sources():
     # At init r' is ⊥, so f is ⊥, not x; after an event i' is ⊥ (no restart).
     assert trace(after, [5.0], [], {})[0][2] is BOT
     assert same(trace(after, [5.0], [("a", 1.0)], {0: [5.0]})[1][2], 5.0)
+
+
+def test_constants_propagate_through_copy_cycles_only_when_one_value_is_held():
+    """z and c hold 0 (a cycle of copies around the constant): read as 0, sources kept.
+    m is 0.0 or -0.0 (two constants, bitwise apart), n copies an initial state (restarts
+    seed it with anything), u a NaN: none is propagated. Copies stay copies."""
+    before = from_dump("""
+        alphabet: a
+        states:   i, z, c, m, n, u, f
+        initial:  i
+        final:    f
+          eps: {i'} -> z' := 0
+          a: {z} -> c' := z
+          eps: {c'} -> z' := c'
+          init: {} -> m' := 0
+          a: {} -> m' := -0
+          eps: {i'} -> n' := i'
+          a: {} -> u' := nan
+          eps: {c', m', n', u'} -> f' := c' + m' + n' + u' + c'
+    """)
+    after = propagate_constants(before)
+    assert [str(t) for t in after.transitions] == [
+        *(str(t) for t in before.transitions[:-1]),
+        "eps: {c', m', n', u'} -> f' := 0 + m' + n' + u' + 0"]
+    assert propagate_constants(after) is after
+    # c' is ⊥ at init (nothing writes it then), so f is ⊥ although its term no longer reads c'.
+    assert trace(after, [1.0], [], {})[0][-1] is BOT
 
 
 def test_initial_states_are_possibly_defined_at_every_step():

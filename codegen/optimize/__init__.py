@@ -14,6 +14,9 @@ rule, why it is *exact* (seed 003, §5.1, Equation (1)) and its preconditions:
 * :func:`fold_constants` — evaluate constant subterms with the operations of
   :data:`dt.terms.OPS` (same IEEE bits), pick the branch of a constant ``if``,
   and reduce ``fst``/``snd``; never touches a source list;
+* :func:`propagate_constants` — a state that only ever holds one constant (a ``0``
+  the constructions copy from state to state) is read as that constant, its
+  sources kept;
 * :func:`collapse_copies` — a non-initial state that is, on every label, the
   copy of one other state is replaced by it in every read (chains fully);
 * :func:`merge_equivalent` — states written by the same transitions up to a
@@ -61,14 +64,17 @@ from .collapse_copies import collapse_copies
 from .fold_constants import fold_constants
 from .inline_single_use import inline_single_use
 from .merge_equivalent import merge_equivalent
+from .propagate_constants import propagate_constants
 from .prune_dead import prune_dead
 from .prune_useless import prune_useless
 
 __all__ = ["MAX_ROUNDS", "PASSES", "break_copy_cycles", "collapse_copies", "fold_constants",
-           "inline_single_use", "merge_equivalent", "optimize", "prune_dead", "prune_useless"]
+           "inline_single_use", "merge_equivalent", "optimize", "propagate_constants",
+           "prune_dead", "prune_useless"]
 
-PASSES: tuple[Callable[[DT], DT], ...] = (fold_constants, collapse_copies, merge_equivalent,
-                                           inline_single_use, prune_dead, prune_useless)
+PASSES: tuple[Callable[[DT], DT], ...] = (fold_constants, propagate_constants, collapse_copies,
+                                           merge_equivalent, inline_single_use, prune_dead,
+                                           prune_useless)
 """The passes of one round, in order."""
 
 MAX_ROUNDS = 16
