@@ -14,6 +14,7 @@ hand-checked cases.
 
 from __future__ import annotations
 
+import importlib
 import itertools
 import json
 import math
@@ -273,6 +274,53 @@ def test_merge_equivalent_merges_every_mirror_block(dt):
     merged = merge_equivalent(twin(dt, [], None))
     assert not [q for q in merged.states if q.startswith("q") and q.endswith("t")], \
         merged.dump()
+
+
+@st.composite
+def ring_dts(draw) -> DT:
+    """Rings of states, each reading its predecessor plus a constant (1 or 2): they look
+    alike state by state, so refinement splits them a step round the ring per round."""
+    rings = draw(st.lists(st.lists(st.sampled_from([1, 2]), min_size=1, max_size=6),
+                          min_size=1, max_size=4))
+    states, transitions = ["i"], []
+    for r, constants in enumerate(rings):
+        names = [f"r{r}_{k}" for k in range(len(constants))]
+        states += names
+        for k, c in enumerate(constants):
+            prev = Var(names[k - 1])
+            transitions.append(Transition("a", frozenset({prev}), names[k],
+                                          Apply("add", (prev, Const(float(c))))))
+        transitions.append(Transition(INIT, frozenset({Var("i", True)}), names[0],
+                                      Var("i", True)))
+    return DT(("a",), tuple(states), ("i",), tuple(states[1:]), tuple(transitions))
+
+
+@given(st.one_of(rich_dts(), arbitrary_dts(), rich_dts().map(lambda d: twin(d, [], None)),
+                 ring_dts()))
+def test_merge_equivalents_refinement_is_moores(dt):
+    """The incremental refinement (only the readers of states that moved are signed again)
+    ends in the partition of Moore's, every state signed every round (written here
+    from the module docstring: split each class by its members' signatures under the
+    last partition until no class splits)."""
+    module = importlib.import_module("codegen.optimize.merge_equivalent")
+    writers = {q: [] for q in dt.states}
+    for t in dt.transitions:
+        writers[t.target].append((t.on, module._prefix(t.term), t.sources))
+    start = module._structural(dt, writers)
+    classes, rounds = start, 0
+    while True:
+        keys = {q: (classes[q], module._signature(writers[q], classes)) for q in dt.states}
+        numbers = {key: n for n, key in enumerate(dict.fromkeys(keys.values()))}
+        refined = {q: numbers[keys[q]] for q in dt.states}
+        if len(numbers) == len(set(classes.values())):
+            break
+        classes, rounds = refined, rounds + 1
+
+    def partition(c):
+        return {frozenset(q for q in dt.states if c[q] == k) for k in set(c.values())}
+
+    got = module._stable(dt, writers, start)
+    assert got is None if rounds >= module.MAX_ROUNDS else partition(got) == partition(classes)
 
 
 def test_merge_equivalent_keeps_multiplicities_and_initial_states():
