@@ -383,6 +383,31 @@ def test_break_copy_cycles_leaves_only_cycles_through_initial_states(dt):
     assert break_copy_cycles(after) is after
 
 
+@given(copy_cycle_dts())
+def test_optimize_breaks_copy_cycles_when_the_dt_shrinks(dt):
+    """optimize is the smaller of the rounds' fixpoint and that of the DT with its copy
+    cycles broken (exactness: every exactness test above runs optimize too)."""
+    module = importlib.import_module("codegen.optimize")
+    plain = module._rounds(dt)
+    broken = module._rounds(break_copy_cycles(plain))
+    assert optimize(dt) == (broken if broken.size < plain.size else plain)
+
+
+def test_optimize_folds_an_iteration_of_a_query_that_matches_the_empty_word():
+    """iter over an or with an eps branch (benchmarks/compile_cost.py's eps fill): the
+    constructions make copy cycles; broken, most of their states fold away, and the
+    outputs stay the reference's on the DT as compiled."""
+    from qre import qre
+
+    dt = qre("alphabet a, b; fill(split(atom(b, 1), iter(or(iter(or(atom(a, cur), eps(0)), "
+             "0, max), eps(1)), 1, +), +))", optimize=False).dt
+    plain = importlib.import_module("codegen.optimize")._rounds(dt)
+    after = optimize(dt)
+    assert copy_cycles(plain) and not copy_cycles(after) and after.size < plain.size
+    word = [("a", 1.0), ("b", 2.0), ("a", -0.0), ("a", 3.5)]
+    assert_equivalent(dt, after, [0.0], word, {1: [2.0]}, all_states=False)
+
+
 @given(with_runs(compiled_dts()))
 def test_every_pass_is_exact_on_compiled_queries(case):
     dt, (x, word, restarts) = case
