@@ -84,6 +84,7 @@ _CALLED: set[tuple[str, str]] = set()
 """(source hash, function) of the entry points called in this process: no compile or
 cache load is due on their next call (asking Numba, ``fn.signatures``, costs about 20 µs
 a call, a tenth of a million-event run of a running sum)."""
+
 _LOCK = threading.RLock()
 
 _DIGESTS: weakref.WeakKeyDictionary[DT, str] = weakref.WeakKeyDictionary()
