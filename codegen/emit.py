@@ -605,7 +605,7 @@ class _Emitter:
             fn.add(2, "row = i")
         fn.add(2, "code = _get(codes, row)")
         # Outputs whose status no step changes: stored once after the loop, not per event.
-        steady = set(t.final.tolist()) if self.registers and not by_row else set()
+        fixed_status = set(t.final.tolist()) if self.registers and not by_row else set()
         for j, group in enumerate(self.tag_groups()):
             k = group[0]
             names = ", ".join(_safe(repr(self.tags[c])) for c in group)
@@ -618,7 +618,7 @@ class _Emitter:
                 "            " + f"cur{c}_{lab.number} = _get2(data, row, {c})  # "
                 + ("cur" if t.columns[c] is None else _safe(f"cur.{t.columns[c]}"))
                 for c in sorted(lab.columns)]
-            steady &= _kept_statuses(fn.lines[where:], lab, written)
+            fixed_status &= _unchanged_statuses(fn.lines[where:], lab, written)
             fn.add(3, "# the new configuration: a state the tag does not write is ⊥")
             for q in kept:
                 new_s, new_v = lab.primed[q] if q in written else ("0", "np.nan")
@@ -641,14 +641,14 @@ class _Emitter:
             fn.add(2, "# code -1: a skipped event keeps the configuration")
         for j, q in enumerate(t.final.tolist()):
             s_q, v_q = self.old(q)
-            if q in steady:
+            if q in fixed_status:
                 fn.add(2, f"_put2(out_v, row, {j}, {v_q})  # output {j}: {self.states[q]}, "
                           "its status after the loop")
             else:
                 fn.add(2, f"_put2(out_s, row, {j}, {s_q})  # output {j}: {self.states[q]}")
                 fn.add(2, f"_put2(out_v, row, {j}, {v_q})")
         for j, q in enumerate(t.final.tolist()):
-            if q in steady:
+            if q in fixed_status:
                 fn.add(1, f"for i in range(i0, i1):  # output {j}'s status: no step changes it")
                 fn.add(2, f"_put2(out_s, i, {j}, s{q})")
         if modes:
@@ -677,7 +677,7 @@ class _Emitter:
                 *fn.lines]
 
 
-def _kept_statuses(lines: list[str], lab: _Label, written: set[int]) -> set[int]:
+def _unchanged_statuses(lines: list[str], lab: _Label, written: set[int]) -> set[int]:
     """The states whose new status the code of one label (``lines``) sets to their old one:
     ``s<q>_<ℓ>`` resolves, through locals assigned once from another local, to ``s<q>``.
 
