@@ -29,8 +29,11 @@ watermark, exactly as when each key had its own timer. Two ways to take them:
 State per key (``Bucket.keys``, one row a key): the grouped key, the configuration
 as bytes (``status uint8[Q]`` then ``value float64[Q]``: 9·|Q| bytes, the
 kernel's own), the last processed event's order columns (without a watermark:
-what a late event is compared with), its time in µs, the key's wake-up (with a
-watermark), and a timed monitor's clock and unsettled window results.
+what a late event is compared with), its time in µs, the key's wake-up and number
+of waiting events (with a watermark), and a timed monitor's clock and unsettled
+window results. The waiting events (``Bucket.pending``) follow the keys' order,
+each key's in processing order, without their key: the counts say whose they are
+(the key's text on every waiting event was a sixth of a bucket's state).
 
 Cost per bucket and step: a sort of its events (n log n), O(keys) numpy and a few
 Python operations per key with events, the kernel's O(DT size) per event; the
@@ -87,8 +90,9 @@ class BucketRules:
 
     @property
     def pending_columns(self) -> list[str]:
-        """The columns of ``Bucket.pending``: the key, then a pending event's."""
-        return list(dict.fromkeys([GROUP, *self.plan.order, *self.plan.carried, TIME_US]))
+        """The columns of ``Bucket.pending``: a waiting event's (its key is in
+        ``Bucket.keys``, module docstring)."""
+        return list(dict.fromkeys([*self.plan.order, *self.plan.carried, TIME_US]))
 
 
 def key_columns(plan: Plan, rules: Rules) -> list[str]:
@@ -101,7 +105,7 @@ def key_columns(plan: Plan, rules: Rules) -> list[str]:
     if rules.watermark or rules.timed:
         names.append("last_us")
     if rules.watermark:
-        names.append("wake_ms")
+        names += ["wake_ms", "waiting"]
     if rules.timed:
         names += ["clock_us", "ahead_us", "sent_us", "sent_status", "sent_value"]
     return names
@@ -110,11 +114,22 @@ def key_columns(plan: Plan, rules: Rules) -> list[str]:
 @dataclass(frozen=True)
 class Bucket:
     """The keys of a bucket: one row per key (``BucketRules.key_columns``; integers
-    nullable, ``config`` bytes or None) and the events waiting for the watermark, in
-    processing order per key (``BucketRules.pending_columns``)."""
+    nullable, ``config`` bytes or None) and the events waiting for the watermark
+    (``BucketRules.pending_columns``): key after key in the keys' order, each key's
+    ``waiting`` events in processing order."""
 
     keys: pd.DataFrame
     pending: pd.DataFrame
+
+    def pending_ids(self) -> np.ndarray:
+        """The key (row of ``keys``) of each waiting event."""
+        if "waiting" not in self.keys:
+            return np.zeros(0, dtype=np.int64)
+        counts = self.keys["waiting"].to_numpy(dtype=np.int64)
+        if int(counts.sum()) != len(self.pending):
+            raise ValueError(f"monitor_stream: a bucket's state counts {int(counts.sum())} "
+                             f"waiting events but holds {len(self.pending)}")
+        return np.repeat(np.arange(len(counts)), counts)
 
     @staticmethod
     def empty(spec: BucketRules) -> Bucket:
@@ -132,7 +147,7 @@ class Bucket:
         """The bucket :meth:`to_bytes` stored."""
         frame = _arrow_frame(keys)
         for c in _NULLABLE_LONGS:
-            if c in frame:
+            if c in frame and frame[c].dtype != "Int64":  # e.g. all null: objects
                 frame[c] = pd.array(frame[c].tolist(), dtype="Int64")
         if "config" in frame:
             frame["config"] = frame["config"].astype(object)
@@ -181,7 +196,7 @@ def _step_each(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
     """:func:`spark_udf.keyed.step` for each key with events or due."""
     event_ids, uniques, touched = _number_keys(spec, bucket, events, watermark_us)
     k0 = len(bucket.keys)
-    waiting_of = _rows_by_key(_ids_of(bucket.pending[GROUP], uniques), len(uniques))
+    waiting_of = _rows_by_key(bucket.pending_ids(), len(uniques))
     events_of = None if events is None else _rows_by_key(event_ids, len(uniques))
     rows: list[dict[str, Any]] = []
     pending: list[pd.DataFrame] = []
@@ -204,8 +219,10 @@ def _step_each(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
         if new is not None:
             rows.append(_key_row(spec, group, new))
             if new.pending is not None:
-                pending.append(new.pending.assign(**{GROUP: group})[spec.pending_columns])
+                pending.append(new.pending[spec.pending_columns])
     keys = pd.DataFrame(rows, columns=spec.key_columns)
+    if spec.rules.watermark:
+        keys["waiting"] = keys["waiting"].astype(np.int32)
     waiting_rows = _concat([Bucket.empty(spec).pending, *pending])
     rows_out = concat_rows(outputs) if outputs else keyed._no_rows(spec.plan)
     return Bucket(keys, waiting_rows), rows_out
@@ -232,7 +249,7 @@ def _key_state(spec: BucketRules, row: pd.Series, pending: pd.DataFrame | None) 
         sent = tuple(zip(row["sent_us"], row["sent_status"], row["sent_value"], strict=True))
     waiting = None
     if pending is not None and len(pending):
-        waiting = pending[spec.pending_columns[1:]].reset_index(drop=True)
+        waiting = pending[spec.pending_columns].reset_index(drop=True)
     config = None if row["config"] is None else _flat(spec.monitor, [row["config"]])[0]
     return KeyState(config, last, last_us, waiting, _int(row.get("clock_us")), sent,
                     _int(row.get("ahead_us")))
@@ -247,6 +264,7 @@ def _key_row(spec: BucketRules, group: Any, state: KeyState) -> dict[str, Any]:
         row.update({f"o{i}": v for i, v in enumerate(last)})
     row["last_us"] = state.last_us
     row["wake_ms"] = keyed.wake_ms(state, spec.rules) if spec.rules.watermark else None
+    row["waiting"] = 0 if state.pending is None else len(state.pending)
     row["clock_us"], row["ahead_us"] = state.clock_us, state.ahead_us
     sent = [list(column) for column in zip(*state.sent, strict=True)] or [[], [], []]
     row["sent_us"], row["sent_status"], row["sent_value"] = sent
@@ -263,7 +281,7 @@ def _step_all(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
     plan, m = spec.plan, spec.monitor
     keys = bucket.keys
     if events is None:
-        events = bucket.pending.iloc[:0]
+        events = bucket.pending.iloc[:0].assign(**{GROUP: []})
     event_ids, uniques, touched = _number_keys(spec, bucket, events, watermark_us)
     n_keys = len(uniques)
     user_keys = np.array([spec.key_of(g) for g in uniques] + [None], dtype=object)[:-1]
@@ -315,11 +333,11 @@ def _step_all(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
     if spec.rules.watermark:
         columns["wake_ms"] = _wake_ms(spec, waiting.rows, waiting.ids, n_keys, last_us,
                                       known_us)
+        columns["waiting"] = n_waiting.astype(np.int32)
     frame = pd.DataFrame(columns, columns=spec.key_columns).iloc[np.flatnonzero(keep)]
-    stays = keep[waiting.ids]
-    pending = Bucket.empty(spec).pending if not stays.any() else waiting.rows[stays].assign(
-        **{GROUP: uniques[waiting.ids[stays]]})[spec.pending_columns].reset_index(drop=True)
-    return Bucket(frame.reset_index(drop=True), pending), rows
+    # Waiting events are grouped by key in the keys' order, and every key with waiting
+    # events is kept: they are Bucket.pending as they are.
+    return Bucket(frame.reset_index(drop=True), waiting.rows), rows
 
 
 @dataclass(frozen=True)
@@ -334,35 +352,48 @@ def _sort_out(spec: BucketRules, bucket: Bucket, events: pd.DataFrame, event_ids
               uniques: np.ndarray, user_keys: np.ndarray, watermark_us: int | None
               ) -> tuple[_Rows, _Rows, _Rows]:
     """The late events, the events to process now and those that wait (grouped by key,
-    each key's in processing order): ``keyed._sort_out`` on every key; the late-event
-    policy ``"fail"`` raises here."""
+    each key's in processing order; the waiting ones with ``BucketRules.pending_columns``
+    only): ``keyed._sort_out`` on every key; the late-event policy ``"fail"`` raises
+    here."""
     plan, rules = spec.plan, spec.rules
     release_us = rules.release_us(watermark_us)
-    if rules.watermark:
-        behind = events[TIME_US].to_numpy() <= release_us
-        late = _Rows(events[behind], event_ids[behind])
-        candidates = _concat([bucket.pending, events[~behind]])
-        candidate_ids = np.concatenate([_ids_of(bucket.pending[GROUP], uniques),
-                                        event_ids[~behind]])
-    else:
+    if not rules.watermark:
         candidates, candidate_ids = events.reset_index(drop=True), event_ids
-    order = order_of(candidates, plan, candidate_ids)
-    candidates, candidate_ids = candidates.take(order).reset_index(drop=True), \
-        candidate_ids[order]
-    if rules.watermark:
-        now = candidates[TIME_US].to_numpy() <= release_us
-    else:
+        order = order_of(candidates, plan, candidate_ids)
+        candidates, candidate_ids = candidates.take(order).reset_index(drop=True), \
+            candidate_ids[order]
         now = ~_late_without_watermark(spec, bucket.keys, candidates, candidate_ids)
         late = _Rows(candidates[~now], candidate_ids[~now])
-    if len(late.rows) and rules.late == "fail":
-        g = int(late.ids[0])
-        state = (_key_state(spec, bucket.keys.iloc[g], None) if g < len(bucket.keys)
-                 else KeyState())
-        keyed._late_rows(plan, rules, user_keys[g], late.rows.iloc[np.flatnonzero(
-            late.ids == g)], state, release_us)  # raises
-    waiting = (_Rows(candidates[~now], candidate_ids[~now]) if rules.watermark
-               else _Rows(candidates.iloc[:0], candidate_ids[:0]))
-    return late, _Rows(candidates[now], candidate_ids[now]), waiting
+        _fail_if_late(spec, bucket, late, user_keys, release_us)
+        return late, _Rows(candidates[now], candidate_ids[now]), \
+            _Rows(bucket.pending.iloc[:0], candidate_ids[:0])
+    behind = events[TIME_US].to_numpy() <= release_us
+    late = _Rows(events[behind], event_ids[behind])
+    _fail_if_late(spec, bucket, late, user_keys, release_us)
+    arrived = events[~behind] if len(late.rows) else events
+    candidates = _concat([bucket.pending, arrived[spec.pending_columns]])
+    candidate_ids = np.concatenate([bucket.pending_ids(), event_ids[~behind]])
+    # Sorted as two groups of keys — the ready events' first, then the waiting ones' —
+    # each cut off by a slice, not gathered by a mask.
+    waits = candidates[TIME_US].to_numpy() > release_us
+    order = order_of(candidates, plan, candidate_ids + len(uniques) * waits)
+    candidates, candidate_ids = candidates.take(order).reset_index(drop=True), \
+        candidate_ids[order]
+    n_ready = len(candidates) - int(np.count_nonzero(waits))
+    return late, _Rows(candidates.iloc[:n_ready], candidate_ids[:n_ready]), \
+        _Rows(candidates.iloc[n_ready:].reset_index(drop=True), candidate_ids[n_ready:])
+
+
+def _fail_if_late(spec: BucketRules, bucket: Bucket, late: _Rows, user_keys: np.ndarray,
+                  release_us: int | None) -> None:
+    """The late-event policy ``"fail"``: raise naming the first late event's key."""
+    if not len(late.rows) or spec.rules.late != "fail":
+        return
+    g = int(late.ids[0])
+    state = (_key_state(spec, bucket.keys.iloc[g], None) if g < len(bucket.keys)
+             else KeyState())
+    keyed._late_rows(spec.plan, spec.rules, user_keys[g], late.rows.iloc[np.flatnonzero(
+        late.ids == g)], state, release_us)  # raises
 
 
 def _run_ready(spec: BucketRules, ready: pd.DataFrame, ready_ids: np.ndarray,
@@ -489,14 +520,6 @@ def _due(spec: BucketRules, bucket: Bucket, watermark_us: int | None) -> np.ndar
         return np.zeros(len(bucket.keys), dtype=bool)
     wake = bucket.keys["wake_ms"].to_numpy(dtype="float64", na_value=np.inf)
     return wake <= watermark_us // 1000
-
-
-def _ids_of(groups: pd.Series, uniques: np.ndarray) -> np.ndarray:
-    """The ids (positions in ``uniques``) of the given groups, all among them."""
-    if not len(groups):
-        return np.zeros(0, dtype=np.int64)
-    ids, _ = stream_ids(np.concatenate([uniques, groups.to_numpy(dtype=object)]))
-    return ids[len(uniques):]
 
 
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:

@@ -119,12 +119,13 @@ METRICS = "qre_monitor"
 SIDECAR = "qre-monitor.json"
 """The file in a checkpoint directory that records which monitor wrote it."""
 
-STATE_LAYOUT = 3
+STATE_LAYOUT = 4
 """How rows map to state, recorded beside the fingerprint: 2 grouped a numeric key by its
 text (issue 19: NaN and null apart, longs never through a float); 3 keeps keys in
-buckets (issue 20), their number recorded too. A checkpoint of another layout (or of
-none: written before this record) would resume its keys' state under other groups —
-losing or repeating output — so it is refused."""
+buckets (issue 20), their number recorded too; 4 keeps a bucket's waiting events
+without their keys (its keys count them). A checkpoint of another layout (or of none:
+written before this record) would resume its keys' state under other groups — losing
+or repeating output — so it is refused."""
 
 BUCKET = "__qre_bucket"
 """The grouping column: the key's bucket, ``pmod(hash(key), buckets)``."""

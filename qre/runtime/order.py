@@ -140,7 +140,13 @@ def _sorted_by_key_and_time(key: np.ndarray, time: np.ndarray) -> tuple[np.ndarr
         flat = flat[order]
         run_start[1:] = flat[1:] != flat[:-1]
     else:
-        order = np.lexsort([time, key])
+        if int(key.min()) >= 0 and int(key.max()) < 2**16:
+            # By time, then by key: numpy sorts 16-bit integers stably by radix, in
+            # half the time of a lexsort of both (a monitor_stream bucket's keys).
+            order = np.argsort(time, kind="stable")
+            order = order[np.argsort(key[order].astype(np.uint16), kind="stable")]
+        else:
+            order = np.lexsort([time, key])
         k, t = key[order], time[order]
         run_start[1:] = (k[1:] != k[:-1]) | (t[1:] != t[:-1])
     return order, run_start
