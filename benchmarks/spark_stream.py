@@ -24,11 +24,11 @@ with a watermark of 10 seconds:
 
 State per key (issue 20, goal 7): for each query of benchmarks/end_to_end.py and
 the one above, the bytes a key takes in monitor_stream's state value (its row of
-``Bucket.keys`` as stored: the key, the configuration, the last event's time and
-wake-up; measured on the stream's first batches of 10,000 keys, each key's row
-averaged) against the kernel's configuration (9 bytes per DT state); and Spark's
-own figure for the stream above, RocksDB's SST files over the keys (compressed, and
-holding the waiting events too).
+``Bucket.keys`` as stored: the key, the configuration, the last event's time,
+wake-up and number of waiting events; measured on the stream's first batches of
+10,000 keys, each key's row averaged) against the kernel's configuration (9 bytes
+per DT state); and Spark's own figure for the stream above, RocksDB's SST files
+over the keys (compressed, and holding the waiting events too).
 
 Per job, Spark's own progress reports give each micro-batch's duration
 (``triggerExecution``) and row count; the first ``--warmup`` batches (worker
@@ -243,7 +243,8 @@ def main() -> None:
         "|---:|---:|---|---:|---:|---:|---:|---:|",
         *lines, "",
         "State per key: each key's row of the bucket's state as stored (Arrow: the key, the "
-        "configuration as 9 bytes per DT state, the last event's time, the wake-up), after three "
+        "configuration as 9 bytes per DT state, the last event's time, the wake-up, the number "
+        "of its waiting events), after three "
         f"batches of {args.batch_events:,} events over 10,000 keys with a watermark, against the "
         "kernel's configuration (Q DT states, 9 bytes each). Before buckets a key's state was a "
         "row of its own holding the fingerprint (about 70 characters) and the configuration as "

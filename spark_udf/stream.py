@@ -68,11 +68,14 @@ state read and write (O(keys and waiting events in the bucket)), a sort of its
 events, numpy bookkeeping and one kernel call (:meth:`qre.Monitor.resume_keys`).
 Measured (``benchmarks/spark_stream.py``, RESULTS.md, issue 20): at 10,000 keys × 10
 events per micro-batch, a state per key ran 4,000 rows/s (2.5 ms per key and batch,
-3.2x a pass-through per-key processor); buckets run 101,600 rows/s (7.7x that
-pass-through, 0.62x one grouped by the same buckets), and 82,500 at 1,000 keys × 100
-events (1.24x the per-key pass-through). The Row-based
-``transformWithState`` measured twice as fast with 10 events per key and slower with
-400 when each key had its own state; the pandas API was kept.
+3.2x a pass-through per-key processor); buckets run 105,700-107,900 rows/s (8.2-8.9x
+that pass-through, 0.61-0.65x one grouped by the same buckets), and 77,900-82,900 at
+1,000 keys × 100 events (1.2-1.35x the per-key pass-through). Of a bucket's call
+(about 26 ms there), a third is the state's read and write (Spark's state server: a
+round trip costs milliseconds, and a binary value comes back pickled as Latin-1 text),
+a sixth the timer's delete and register, half the step and the Arrow conversions. The
+Row-based ``transformWithState`` measured twice as fast with 10 events per key and
+slower with 400 when each key had its own state; the pandas API was kept.
 """
 
 from __future__ import annotations
