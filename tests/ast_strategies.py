@@ -33,8 +33,10 @@ from strategies import _SAFE_OPS, DATA, TAGS
 from dt.terms import OPS, Apply, Const, Cur, Term, Var
 from qre.language.ast import (
     ANY_TAG,
+    ARITHMETIC,
     COMPARISONS,
     CONNECTIVES,
+    Arith,
     Atom,
     BoolOp,
     BuiltinOp,
@@ -221,6 +223,7 @@ def _queries(n_bound: int, tags: tuple[str, ...] | None, wild: bool,
             *combines,
             st.builds(FillWith, q, q),
             st.builds(Compare, st.sampled_from(sorted(COMPARISONS)), q, q),
+            st.builds(Arith, st.sampled_from(sorted(ARITHMETIC)), q, q),
             st.builds(BoolOp, st.sampled_from(CONNECTIVES), q, q),
             st.builds(Since, q, q, st.booleans()),
             *unary,
@@ -260,7 +263,7 @@ def programs(draw, *, wild: bool = True, max_lets: int = 3, max_leaves: int = 10
 
 
 _QUERY_TYPES = (Atom, Eps, Or, Split, Iter, Combine, PrefixSum, RunningFold, Fill, FillWith,
-                Compare, BoolOp, Not, Prev, Hist, Once, Since, Name)
+                Arith, Compare, BoolOp, Not, Prev, Hist, Once, Since, Name)
 
 
 def query_depth(q: Query) -> int:

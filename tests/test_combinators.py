@@ -308,6 +308,7 @@ def _op_arg(op: A.Op, draw) -> object:
 _UNARY = {A.Fill: q.fill, A.Not: q.lnot, A.Prev: q.prev, A.Hist: q.hist, A.Once: q.once}
 _BINARY = {A.Or: q.or_, A.FillWith: q.fill_with}
 _COMPARE = {"<": q.lt, "<=": q.le, ">": q.gt, ">=": q.ge, "==": q.eq}
+_ARITH = {"+": q.add, "-": q.sub, "*": q.mul, "/": q.div}
 _CONNECT = {"&&": q.land, "||": q.lor, "->": q.implies, "<->": q.iff}
 
 
@@ -332,6 +333,8 @@ def _rebuild(node: A.Query, draw) -> A.Query:
                           _term_arg(output, draw))
         case A.Compare(op, left, right):
             return _COMPARE[op](r(left), r(right))
+        case A.Arith(op, left, right):
+            return _ARITH[op](r(left), r(right))
         case A.BoolOp(op, left, right):
             return _CONNECT[op](r(left), r(right))
         case A.Since(left, right, strong):

@@ -32,6 +32,7 @@ from hypothesis import strategies as st
 
 from dt.terms import Apply, Const, Cur, Term, Var
 from qre.language.ast import (
+    Arith,
     Atom,
     BoolOp,
     BuiltinOp,
@@ -325,7 +326,8 @@ def test_numbers_where_a_query_stands_are_const():
     assert query_of("r > -2.5").right.span == Span(2, 5, 2, 9)
     assert query_of("iter(p, -1, +)") == Iter(P, -1.0, PLUS)
     expect_error("r > --2", 1, 6, "unexpected '-'")
-    expect_error("r > 2 * 3", 1, 7, "unexpected '*'")
+    assert query_of("r > 2 * 3") == Compare(">", R, Arith("*", _const(2.0), _const(3.0)))
+    expect_error("r > 2 % 3", 1, 7, "unexpected '%'", "+, -, *, /)")
     expect_error("eps(1) > true", 1, 10, "'true' is a keyword")
 
 
@@ -528,7 +530,7 @@ ERRORS = [
     ("combine(eps(1), eps(2))", 1, 17, "last argument of combine must be an operation"),
     ("combine(eps(1), +, eps(2), +)", 1, 17, "only be the last argument"),
     ("combine(eps(1), (x) -> x, +)", 1, 17, "only be the last", "drop the parentheses"),
-    ("combine(eps(1), 3 + 1, +)", 1, 19, "unexpected '+'", "an operator"),  # 3 is a query
+    ("combine(eps(1), 3 % 1, +)", 1, 19, "unexpected '%'", "an operator"),  # 3 is a query
     ("combine(min)", 1, 1, "at least one query"),
     ("combine(+)", 1, 9, "unexpected '+'", "a query"),
     ("eps(1) < eps(2) < eps(3)", 1, 17, "comparisons do not chain"),

@@ -18,7 +18,9 @@ Three kinds of query (Figure 26):
   :class:`RunningFold` (this project's one base construct beyond Figure 26: a
   fold with several registers over the events so far, which ``iter`` cannot
   express since it folds one value; the ``var`` and ``std`` sugar use it);
-* top-level quantitative queries β — α, :class:`Fill`, :class:`FillWith`;
+* top-level quantitative queries β — α, :class:`Fill`, :class:`FillWith`, and
+  :class:`Arith` (signals, issue 21: pointwise arithmetic of top-level queries,
+  beyond Figure 26);
 * temporal queries φ — :class:`Compare`, :class:`BoolOp`, :class:`Not`,
   :class:`Prev`, :class:`Hist`, :class:`Once`, :class:`Since`.
 
@@ -46,11 +48,13 @@ from dt.terms import Apply, Term, Var
 
 __all__ = [
     "ANY_TAG",
+    "ARITHMETIC",
     "BUILTIN_OPS",
     "COMPARISONS",
     "CONNECTIVES",
     "WINDOW_FUNCTIONS",
     "Aggregate",
+    "Arith",
     "Atom",
     "BoolOp",
     "BuiltinOp",
@@ -322,6 +326,28 @@ class Compare:
             raise ValueError(f"unknown comparison {self.op!r}")
 
 
+ARITHMETIC = {"+": "add", "-": "sub", "*": "mul", "/": "div"}
+"""Arithmetic operators of signals and their :data:`dt.terms.OPS` names."""
+
+
+@dataclass(frozen=True, slots=True)
+class Arith:
+    """``β1 op β2`` for op in + - * /: a signal (issue 21 §1). After every prefix w, the
+    value op(β1(w), β2(w)), lifted: ⊥ if a side is ⊥, else ⊤ if a side is ⊤. Each side
+    is read on the prefix as a top-level query, so no rate equality is needed (unlike
+    ``combine``). Top-level quantitative; rate: the prefixes where both sides are
+    defined or ⊤ (not computed)."""
+
+    op: str
+    left: Query
+    right: Query
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        if self.op not in ARITHMETIC:
+            raise ValueError(f"unknown arithmetic operator {self.op!r}")
+
+
 CONNECTIVES = ("&&", "||", "->", "<->")
 """Binary boolean connectives of temporal queries."""
 
@@ -529,7 +555,8 @@ class Name:
 
 
 Query = (Atom | Eps | Or | Split | Iter | Combine | PrefixSum | RunningFold | Fill | FillWith
-         | Compare | BoolOp | Not | Prev | Hist | Once | Since | Name | Aggregate | Matches)
+         | Arith | Compare | BoolOp | Not | Prev | Hist | Once | Since | Name | Aggregate
+         | Matches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -561,13 +588,13 @@ def query_size(node: object, *, shared_operands: bool = False) -> int:
     DAG: every use of a name is the same object. The size is that of the tree it stands
     for (a name used twice counts twice), computed once per object, in time linear in
     the DAG. ``shared_operands`` counts identical operands (the same object) of one
-    :class:`Combine`, :class:`Compare` or :class:`BoolOp` once: the compiler builds
-    one DT for them (:mod:`qre.language.compiler`).
+    :class:`Combine`, :class:`Arith`, :class:`Compare` or :class:`BoolOp` once: the
+    compiler builds one DT for them (:mod:`qre.language.compiler`).
     """
     return _size(node, {}, shared_operands)
 
 
-_SHARING = ("Combine", "Compare", "BoolOp")
+_SHARING = ("Combine", "Arith", "Compare", "BoolOp")
 """The nodes whose identical operands the compiler compiles once (a parallel composition)."""
 
 

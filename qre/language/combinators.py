@@ -26,6 +26,8 @@ function                               text form
 ``prefix_sum(q, init, op)``            ``prefix_sum(q, init, op)``
 ``fold(regs, init, update, output)``   ``fold([i1, …], (r1, …) -> [u1, …], (r1, …) -> out)``
 ``fill(q)``, ``fill_with(q, d)``       ``fill(q)``, ``fill_with(q, d)``
+``add(q1, q2)``, ``sub(q1, q2)``       ``q1 + q2``, ``q1 - q2`` (signals, issue 21)
+``mul(q1, q2)``, ``div(q1, q2)``       ``q1 * q2``, ``q1 / q2``
 ``lt(q1, q2)``, ``le(q1, q2)``         ``q1 < q2``, ``q1 <= q2``
 ``gt(q1, q2)``, ``ge(q1, q2)``         ``q1 > q2``, ``q1 >= q2``
 ``eq(q1, q2)``                         ``q1 == q2``
@@ -92,6 +94,7 @@ from .errors import QreSyntaxError
 from .parser import KEYWORDS
 
 __all__ = [
+    "add",
     "any_",
     "any_word",
     "atom",
@@ -100,6 +103,7 @@ __all__ = [
     "combine",
     "const",
     "count",
+    "div",
     "eps",
     "eq",
     "fill",
@@ -121,6 +125,7 @@ __all__ = [
     "lt",
     "max_",
     "min_",
+    "mul",
     "once",
     "or_",
     "prefix_sum",
@@ -130,6 +135,7 @@ __all__ = [
     "since",
     "split",
     "std",
+    "sub",
     "sum_",
     "var",
     "window",
@@ -425,6 +431,33 @@ def fill(q: ast.Query) -> ast.Fill:
 def fill_with(q: ast.Query, default: ast.Query) -> ast.FillWith:
     """``fill_with(q, default)``."""
     return ast.FillWith(_query(q, "fill_with", "q"), _query(default, "fill_with", "default"))
+
+
+# --------------------------------------------------------------------------- signals
+
+
+def _arith(symbol: str, where: str, q1: ast.Query, q2: ast.Query) -> ast.Arith:
+    return ast.Arith(symbol, _query(q1, where, "q1"), _query(q2, where, "q2"))
+
+
+def add(q1: ast.Query, q2: ast.Query) -> ast.Arith:
+    """``q1 + q2``: after every event, the sum of both queries' values (issue 21)."""
+    return _arith("+", "add", q1, q2)
+
+
+def sub(q1: ast.Query, q2: ast.Query) -> ast.Arith:
+    """``q1 - q2``."""
+    return _arith("-", "sub", q1, q2)
+
+
+def mul(q1: ast.Query, q2: ast.Query) -> ast.Arith:
+    """``q1 * q2``."""
+    return _arith("*", "mul", q1, q2)
+
+
+def div(q1: ast.Query, q2: ast.Query) -> ast.Arith:
+    """``q1 / q2``."""
+    return _arith("/", "div", q1, q2)
 
 
 # --------------------------------------------------------------------------- temporal queries

@@ -313,6 +313,13 @@ class Compiler:
         shared = term.substitute({Var("y2"): Var(names[slots[1]])})
         return Compiled(c.concat(c.parallel(*values), _g(names, shared)))
 
+    def _arith(self, q: ast.Arith) -> Compiled:
+        """Issue 21 §1: both sides' values in parallel, then the operation as a data
+        function — ⊥ or ⊤ on a side makes the result ⊥ or ⊤ (a term that reads an
+        undefined variable is undefined), so no rate condition is needed."""
+        return self._binary(q.left, q.right,
+                            Apply(ast.ARITHMETIC[q.op], (Var("y1"), Var("y2"))))
+
     def _compare(self, q: ast.Compare) -> Compiled:
         return self._binary(q.left, q.right,
                             Apply(ast.COMPARISONS[q.op], (Var("y1"), Var("y2"))))

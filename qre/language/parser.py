@@ -82,6 +82,7 @@ from .ast import (
     ANY_TAG,
     BUILTIN_OPS,
     Aggregate,
+    Arith,
     Atom,
     BoolOp,
     BuiltinOp,
@@ -397,7 +398,8 @@ _QUERY_START = frozenset({
 })
 _TERM_START = frozenset({"NUMBER", "TRUE", "FALSE", "INF", "NAN", "CUR", "NAME", "LPAR",
                          "MINUS", "BANG"})
-_QUERY_OPERATORS = frozenset({"IFF", "ARROW", "OROR", "AMPAMP", "SINCE", "WSINCE", "CMP"})
+_QUERY_OPERATORS = frozenset({"IFF", "ARROW", "OROR", "AMPAMP", "SINCE", "WSINCE", "CMP",
+                              "PLUS", "MINUS", "STAR", "SLASH"})
 _TERM_OPERATORS = frozenset({"term__OROR", "term__AMPAMP", "term__CMP_OP", "term__ADD_OP",
                              "term__MUL_OP"})
 _GROUPS = [
@@ -405,7 +407,8 @@ _GROUPS = [
     (_TERM_START, "a term"),
     (frozenset({"MINUS", "NUMBER", "INF", "NAN", "TRUE", "FALSE"}),
      "an initial value (a number, inf, -inf, nan, true or false)"),
-    (_QUERY_OPERATORS, "an operator (<->, ->, ||, &&, since, wsince, <, <=, >, >=, ==)"),
+    (_QUERY_OPERATORS, "an operator (<->, ->, ||, &&, since, wsince, <, <=, >, >=, ==, +, -, "
+                       "*, /)"),
     (_TERM_OPERATORS, "a term operator"),
 ]
 _TOKEN_NAMES = {"NAME": "a name", "NUMBER": "a number", "CMP": "a comparison",
@@ -456,7 +459,7 @@ def _kind(tree: lark.Tree) -> str:
 _QUERY_KINDS = frozenset({
     "atom", "eps", "or_", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
     "prev", "hist", "once", "call", "name", "paren_name", "paren", "boolop", "since",
-    "compare", "not_", "aggregate", "matched", "matches", "fold", "literal",
+    "compare", "arith", "not_", "aggregate", "matched", "matches", "fold", "literal",
 })
 
 
@@ -679,6 +682,9 @@ class _Converter:
             return Since(self.query(left, d), self.query(right, d), token.type == "SINCE", span)
         if kind in ("compare", "boolop"):
             return self.binary(tree, d)
+        if kind == "arith":
+            left, token, right = kids
+            return Arith(str(token), self.query(left, d), self.query(right, d), span)
         if kind == "aggregate":
             return self.aggregate(tree, d)
         if kind in ("matched", "matches"):

@@ -4,8 +4,8 @@
 operation or a ``let`` as text that :func:`qre.language.parser.parse` reads back to an
 equal AST (spans aside): ``parse(to_text(p)) == p``. Parentheses are minimal
 for the precedence of ``qre/language/grammar.lark`` (loosest first: ``<->``, ``->``,
-``||``, ``&&``, ``since``/``wsince``, comparisons, ``!``), and present where a
-chain would otherwise be read differently (``->`` is right-associative, the
+``||``, ``&&``, ``since``/``wsince``, comparisons, ``+ -``, ``* /``, ``!``), and present
+where a chain would otherwise be read differently (``->`` is right-associative, the
 others left-associative, comparisons and ``<->`` do not chain).
 
 Layout: ``alphabet a, b;`` first, each ``let NAME = Q;`` on its own line, the
@@ -27,6 +27,7 @@ from dt.terms import Const
 from .ast import (
     ANY_TAG,
     Aggregate,
+    Arith,
     Atom,
     BoolOp,
     BuiltinOp,
@@ -70,8 +71,9 @@ from .parser import KEYWORDS
 __all__ = ["to_text"]
 
 # Precedence levels, loosest first (as in grammar.lark); primaries bind tightest.
-_IFF, _IMP, _OR, _AND, _SINCE, _CMP, _UNARY, _PRIMARY = range(1, 9)
+_IFF, _IMP, _OR, _AND, _SINCE, _CMP, _SUM, _PRODUCT, _UNARY, _PRIMARY = range(1, 11)
 _CONNECTIVE_PREC = {"<->": _IFF, "->": _IMP, "||": _OR, "&&": _AND}
+_ARITH_PREC = {"+": _SUM, "-": _SUM, "*": _PRODUCT, "/": _PRODUCT}
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -172,6 +174,8 @@ def _prec(q: Query) -> int:
         return _SINCE
     if isinstance(q, Compare):
         return _CMP
+    if isinstance(q, Arith):
+        return _ARITH_PREC[q.op]
     if isinstance(q, Not):
         return _UNARY
     return _PRIMARY
@@ -227,7 +231,10 @@ def _query(q: Query) -> str:
         return "!" + _at_least(q.body, _UNARY)
     if isinstance(q, Compare):
         # Comparisons do not chain: both operands bind tighter.
-        return f"{_at_least(q.left, _UNARY)} {q.op} {_at_least(q.right, _UNARY)}"
+        return f"{_at_least(q.left, _SUM)} {q.op} {_at_least(q.right, _SUM)}"
+    if isinstance(q, Arith):  # left-associative
+        prec = _ARITH_PREC[q.op]
+        return f"{_at_least(q.left, prec)} {q.op} {_at_least(q.right, prec + 1)}"
     if isinstance(q, Since):
         word = "since" if q.strong else "wsince"
         return f"{_at_least(q.left, _SINCE)} {word} {_at_least(q.right, _SINCE + 1)}"

@@ -31,6 +31,7 @@ prefix_sum         ``s(|w|)``, ``s(-1) = init``, ``s(j) = op(s(j-1), α(w[:j]))`
 fold(…)            ``out(r(|w|))``, ``r(0) = init``, ``r(j) = update(r(j-1), w[j-1])``
 fill(α)            ``α(w[:j])`` for the largest ``j`` with a defined value; ⊥ if none
 fill_with(α1, α2)  ``α1(w)`` if defined, else ``α2(w)``
+β1 + - * / β2      ``op(β1(w), β2(w))``: signals (issue 21), any kind of side
 β1 comp β2         ``comp(β1(w), β2(w))`` as 1.0/0.0
 && || -> <-> !     on truth values, ``d ≠ 0`` (NaN included) is true; 1.0/0.0
 prev(φ)            ``φ(w[:-1])`` if ``w ≠ ε``, else 0
@@ -54,8 +55,10 @@ from dt.values import BOT, TOP, XValue, is_defined, lift, union
 
 from .ast import (
     ANY_TAG,
+    ARITHMETIC,
     BUILTIN_OPS,
     COMPARISONS,
+    Arith,
     Atom,
     BoolOp,
     BuiltinOp,
@@ -399,6 +402,11 @@ def _fill_with(ev: _Evaluator, q: FillWith, i: int, j: int) -> XValue:
     return v if is_defined(v) else ev.value(q.default, i, j)
 
 
+def _arith(ev: _Evaluator, q: Arith, i: int, j: int) -> XValue:
+    """β1 op β2 = op(β1(w), β2(w)), lifted: each side read on the same word."""
+    return lift(OPS[ARITHMETIC[q.op]].fn, (ev.value(q.left, i, j), ev.value(q.right, i, j)))
+
+
 def _compare(ev: _Evaluator, q: Compare, i: int, j: int) -> XValue:
     """β1 comp β2 = comp(β1(w), β2(w)) as 1.0/0.0, lifted (NaN compares false but !=)."""
     return lift(OPS[COMPARISONS[q.op]].fn, (ev.value(q.left, i, j), ev.value(q.right, i, j)))
@@ -467,6 +475,7 @@ _RULES: dict[type, Callable[[_Evaluator, Query, int, int], XValue]] = {
     RunningFold: _running_fold,
     Fill: _fill,
     FillWith: _fill_with,
+    Arith: _arith,
     Compare: _compare,
     BoolOp: _boolop,
     Not: _not,

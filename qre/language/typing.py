@@ -8,11 +8,13 @@ the rate of every base subquery. Anything that breaks a rule is a
 
 Kinds (Figure 26): *base* quantitative queries α (atom, eps, or, split, iter,
 combine, prefix_sum, and the running fold ``fold(...)``, rate Σ*), *top-level*
-quantitative queries β (α, fill, fill_with) and *temporal* queries φ
+quantitative queries β (α, fill, fill_with, and the arithmetic of signals
+``β1 + β2``, ``-``, ``*``, ``/``: issue 21, beyond Figure 26) and *temporal* queries φ
 (comparisons, connectives, prev, hist, once, since, wsince). Base constructs
-take base operands — so fill and fill_with appear only at the top level or
-under a comparison — comparisons take quantitative operands, temporal
-operators temporal ones.
+take base operands — so fill, fill_with and arithmetic appear only at the top
+level, under a comparison or in arithmetic — comparisons take quantitative
+operands, temporal operators temporal ones, arithmetic any (a temporal query is a
+0/1 signal).
 
 Rates (the regular expression L̄(α), the words on which α is defined or ⊤)
 follow the second column of Figure 26 and are decided with the automata of
@@ -384,7 +386,7 @@ _BASE_NAMES = {
 
 
 def _construct(q: ast.Query) -> str:
-    if isinstance(q, ast.Compare | ast.BoolOp):
+    if isinstance(q, ast.Compare | ast.BoolOp | ast.Arith):
         return f"'{q.op}'"
     if isinstance(q, ast.Since):
         return "since" if q.strong else "wsince"
@@ -429,8 +431,10 @@ class _Checker:
         kind, rate = self.visit(q)
         if kind not in kinds:
             wanted = " or ".join(k.value for k in kinds)
-            hint = (" (fill and fill_with are allowed only at the top level or under a "
-                    "comparison)" if kind is Kind.TOP else "")
+            hint = (" (fill, fill_with and the arithmetic of queries are allowed only at the "
+                    "top level, under a comparison or in arithmetic of queries; inside, "
+                    "combine queries of one rate: combine(q1, q2, (x, y) -> x - y))"
+                    if kind is Kind.TOP else "")
             raise QreTypeError(f"{_construct(parent)} expects a {wanted} query here, not a "
                                f"{kind.value} one{hint}", span=getattr(q, "span", None)
                                or parent.span)
@@ -468,10 +472,13 @@ class _Checker:
         language = fa.dt_language(dt, "defined")
         missing = fa.shortest_word(fa.complement(language))
         if missing is not None:
+            fix = (f"fill_with({_short(q)}, const(0))" if not isinstance(q, ast.Arith) else
+                   f"a default for each side of {q.op} that is not, as in "
+                   f"fill_with(q, const(0)) {q.op} ...")
             raise QreTypeError(
                 f"{what} must be defined on every word (its L must be Σ*), but it is undefined "
                 f"or conflicting after {fa.format_word(missing)}: give it a default there, "
-                f"e.g. fill_with({_short(q)}, const(0))",
+                f"e.g. {fix}",
                 span=getattr(q, "span", None) or parent.span)
 
     # ------------------------------------------------------------------ base queries
@@ -548,6 +555,12 @@ class _Checker:
     def _fillwith(self, q: ast.FillWith) -> tuple[Kind, None]:
         self.base(q, q.body)
         self.base(q, q.default)
+        return Kind.TOP, None
+
+    def _arith(self, q: ast.Arith) -> tuple[Kind, None]:
+        """A signal: each side is any query, read on every prefix (issue 21 §1)."""
+        for operand in (q.left, q.right):
+            self.operand(q, operand, Kind.BASE, Kind.TOP, Kind.TEMPORAL)
         return Kind.TOP, None
 
     # ------------------------------------------------------------------ temporal
