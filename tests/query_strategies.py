@@ -7,8 +7,9 @@
   of "any event" (an ``or`` of one atom per tag), running folds (random
   registers, updates and output; sometimes the ``var``/``std`` sugar), their
   prefix sums and combinations. They feed ``prefix_sum`` and comparisons.
-* ``top_queries`` — fill, fill_with, base queries, and the arithmetic of signals
-  (``β1 op β2``, issue 21) over top-level or temporal sides, partial ones included.
+* ``top_queries`` — fill, fill_with, base queries, and (issue 21) the arithmetic of
+  signals (``β1 op β2``) over top-level or temporal sides and comparisons of top-level
+  sides, partial ones included.
 * ``temporal_queries`` — comparisons of total top-level queries (fill_with with
   a total default), connectives, prev, hist, once, since, wsince.
 """
@@ -156,14 +157,21 @@ def total_queries(draw, alphabet: tuple[str, ...], depth: int = 2) -> ast.Query:
 
 
 @st.composite
-def top_queries(draw, alphabet: tuple[str, ...], depth: int = 3) -> ast.Query:
-    kind = draw(st.sampled_from(["base", "fill", "fill_with", "arith"] if depth > 1
-                                else ["base", "fill", "fill_with"]))
+def top_queries(draw, alphabet: tuple[str, ...], depth: int = 3,
+                comparisons: bool = True) -> ast.Query:
+    """``comparisons=False``: not a comparison itself (a comparison's side)."""
+    kinds = ["base", "fill", "fill_with"]
+    if depth > 1:
+        kinds += ["arith", "compare"] if comparisons else ["arith"]
+    kind = draw(st.sampled_from(kinds))
     if kind == "base":
         return draw(base_queries(alphabet, depth))
     if kind == "arith":
         sides = st.one_of(top_queries(alphabet, depth - 1), temporal_queries(alphabet, 0))
         return ast.Arith(draw(st.sampled_from(list(ast.ARITHMETIC))), draw(sides), draw(sides))
+    if kind == "compare":  # sides that may be partial: a partial boolean signal (issue 21)
+        side = top_queries(alphabet, depth - 1, comparisons=False)
+        return ast.Compare(draw(st.sampled_from(list(ast.COMPARISONS))), draw(side), draw(side))
     if kind == "fill":
         return ast.Fill(draw(base_queries(alphabet, depth - 1)))
     return ast.FillWith(draw(base_queries(alphabet, depth - 1)),

@@ -32,11 +32,17 @@ fold(…)            ``out(r(|w|))``, ``r(0) = init``, ``r(j) = update(r(j-1), w
 fill(α)            ``α(w[:j])`` for the largest ``j`` with a defined value; ⊥ if none
 fill_with(α1, α2)  ``α1(w)`` if defined, else ``α2(w)``
 β1 + - * / β2      ``op(β1(w), β2(w))``: signals (issue 21), any kind of side
-β1 comp β2         ``comp(β1(w), β2(w))`` as 1.0/0.0
+β1 comp β2         ``comp(β1(w), β2(w))`` as 1.0/0.0, lifted (a partial side: ⊥ there)
 && || -> <-> !     on truth values, ``d ≠ 0`` (NaN included) is true; 1.0/0.0
 prev(φ)            ``φ(w[:-1])`` if ``w ≠ ε``, else 0
 hist, once, since  the past-time operators on finite traces, see :func:`_scan`
 =================  =========================================================
+
+Booleans from partial signals (issue 21): a comparison is lifted like every
+operation, so a side that is ⊥ (⊤) makes it ⊥ (⊤); the typing admits such a
+comparison only at the top level or in arithmetic, so the connectives and past
+operators here only ever read 0/1 values on their operands — the paper's meaning —
+and no third truth value is defined.
 
 Evaluation memoizes ``α(w[i:j])`` per subquery node (by identity) and per
 ``(i, j)`` within one call, so split, combine and the prefix operators cost a

@@ -410,12 +410,35 @@ _SHORT = 40
 """The longest query text a message quotes."""
 
 
+@dataclass(frozen=True)
+class _Partial:
+    """A comparison with a side not defined on every word, and the shortest word after
+    which that side is ⊥ or ⊤."""
+
+    compare: ast.Compare
+    side: str
+    operand: ast.Query
+    missing: str
+
+
+def _default_hint(q: ast.Query) -> str:
+    """How to give ``q`` a value wherever it has none, for a message."""
+    if isinstance(q, ast.Arith):
+        return (f"a default for each side of {q.op} that is not defined everywhere, as in "
+                f"fill_with(q, const(0)) {q.op} ...")
+    if isinstance(q, ast.Fill | ast.FillWith | ast.Aggregate | ast.Matches):
+        return "a default inside it, on the base query it reads (fill_with(q, const(0)))"
+    return f"fill_with({_short(q)}, const(0))"
+
+
 class _Checker:
     def __init__(self, alphabet: tuple[str, ...]) -> None:
         self.alphabet = alphabet
         self.sigma_star = fa.all_strings(alphabet)
         self.compiler = Compiler(alphabet)  # the operands compiled to decide L(q) = Σ*
         self._done: dict[int, tuple[ast.Query, tuple[Kind, fa.Regex | None]]] = {}
+        self._partial: dict[int, _Partial] = {}
+        """Comparisons with a side not defined on every word: why, by the node's id."""
 
     def show(self, rate: fa.Regex) -> str:
         return fa.show(rate, self.alphabet)
@@ -466,20 +489,21 @@ class _Checker:
                                f"{arity} parameters; {op.symbol} takes 2",
                                span=op.span or parent.span)
 
-    def defined_everywhere(self, parent: ast.Query, q: ast.Query, what: str) -> None:
-        """L(q) = Σ*, decided on the compiled DT (Theorem 5.2)."""
+    def undefined_after(self, q: ast.Query) -> str | None:
+        """A shortest word after which ``q`` is ⊥ or ⊤ (formatted), or None if L(q) = Σ*:
+        decided on the compiled DT (Theorem 5.2)."""
         dt = self.compiler.compile(q).value
-        language = fa.dt_language(dt, "defined")
-        missing = fa.shortest_word(fa.complement(language))
+        missing = fa.shortest_word(fa.complement(fa.dt_language(dt, "defined")))
+        return None if missing is None else fa.format_word(missing)
+
+    def defined_everywhere(self, parent: ast.Query, q: ast.Query, what: str) -> None:
+        """L(q) = Σ*, else a located error that names a default to give ``q``."""
+        missing = self.undefined_after(q)
         if missing is not None:
-            fix = (f"fill_with({_short(q)}, const(0))" if not isinstance(q, ast.Arith) else
-                   f"a default for each side of {q.op} that is not, as in "
-                   f"fill_with(q, const(0)) {q.op} ...")
             raise QreTypeError(
                 f"{what} must be defined on every word (its L must be Σ*), but it is undefined "
-                f"or conflicting after {fa.format_word(missing)}: give it a default there, "
-                f"e.g. {fix}",
-                span=getattr(q, "span", None) or parent.span)
+                f"or conflicting after {missing}: give it a default there, e.g. "
+                f"{_default_hint(q)}", span=getattr(q, "span", None) or parent.span)
 
     # ------------------------------------------------------------------ base queries
 
@@ -565,15 +589,31 @@ class _Checker:
 
     # ------------------------------------------------------------------ temporal
 
-    def _compare(self, q: ast.Compare) -> tuple[Kind, fa.Regex]:
-        for side, operand in (("left", q.left), ("right", q.right)):
+    def _compare(self, q: ast.Compare) -> tuple[Kind, fa.Regex | None]:
+        """Sides defined on every word: a comparison of §5.3.1, rate Σ*. A partial side
+        (issue 21): a partial boolean signal, ⊥ where a side is ⊥ (rate None), which
+        the connectives and past operators refuse (:meth:`temporal`)."""
+        for operand in (q.left, q.right):
             self.operand(q, operand, Kind.BASE, Kind.TOP)
-            self.defined_everywhere(q, operand, f"the {side} side of {q.op}")
+        for side, operand in (("left", q.left), ("right", q.right)):
+            missing = self.undefined_after(operand)
+            if missing is not None:
+                self._partial[id(q)] = _Partial(q, side, operand, missing)
+                return Kind.TEMPORAL, None
         return Kind.TEMPORAL, self.sigma_star
 
     def temporal(self, q: ast.Query, *operands: ast.Query) -> tuple[Kind, fa.Regex]:
+        """Temporal operands defined on every word: a comparison with a partial side is
+        refused here, naming the side to give a default."""
         for operand in operands:
-            self.operand(q, operand, Kind.TEMPORAL)
+            if self.operand(q, operand, Kind.TEMPORAL) is None:
+                why = self._partial[id(operand)]
+                raise QreTypeError(
+                    f"{_construct(q)} needs its operand defined after every event, but "
+                    f"{_short(operand)} is undefined or conflicting after {why.missing} (its "
+                    f"{why.side} side is): give that side a default, e.g. "
+                    f"{_default_hint(why.operand)}",
+                    span=getattr(operand, "span", None) or q.span)
         return Kind.TEMPORAL, self.sigma_star
 
     def _boolop(self, q: ast.BoolOp) -> tuple[Kind, fa.Regex]:
