@@ -23,7 +23,8 @@ follow the second column of Figure 26 and are decided with the automata of
 * ``combine(α1, …, αk, op)`` needs L̄(α1) = … = L̄(αk) (so that the parallel
   composition is output-synchronized and the result restartable);
 * ``prefix_sum(α, init, op)`` needs L(α) = Σ*: α *defined* on every word;
-* ``β1 comp β2`` needs L(β1) = L(β2) = Σ*.
+* ``β1 comp β2`` needs L(β1) = L(β2) = Σ* under a connective or past operator
+  (elsewhere a partial side makes a partial boolean: issue 21).
 
 L(α) — where α is defined, not ⊤ — is not a function of the rates (it depends
 on ambiguity), so the last two rules are decided exactly on the compiled DT
@@ -416,6 +417,7 @@ class _Partial:
     which that side is ⊥ or ⊤."""
 
     compare: ast.Compare
+    """Kept so that the id it is filed under stays its own."""
     side: str
     operand: ast.Query
     missing: str
