@@ -185,12 +185,17 @@ def test_twenty_chained_combines_compile_at_once():
 
 
 def test_a_type_error_does_not_print_a_doubling_chain():
-    """A message quotes a short query only: the text of x40 has 2^40 leaves."""
+    """A message quotes a short query only: the text of x40 has 2^40 leaves. It quotes
+    the query as written (names unexpanded), else a placeholder."""
     text = chain(40, "combine({p}, {p}, +)").rsplit("\n", 1)[0]
     start = time.perf_counter()
-    with pytest.raises(QreTypeError, match=r"fill_with\(<this query>, const\(0\)\)"):
+    with pytest.raises(QreTypeError, match=r"fill_with\(split\(x40, atom\(b, cur\), \+\), "
+                                           r"const\(0\)\)") as info:
         qre(f"{text}\n!(split(x40, atom(b, cur), +) < const(1))")
     assert time.perf_counter() - start < 5
+    assert len(str(info.value)) < 500
+    with pytest.raises(QreTypeError, match=r"fill_with\(<this query>, const\(0\)\)"):
+        check(parse(f"{text}\n!(split(x40, atom(b, cur), +) < const(1))"))  # no source
 
 
 def test_a_small_chain_matches_the_oracle():

@@ -104,3 +104,11 @@ def test_arithmetic_stays_at_the_top_level():
         qre("alphabet a; iter(atom(a, cur) - atom(a, 1), 0, +)")
     with pytest.raises(QreTypeError, match=r"a default for each side of - that is not"):
         qre("alphabet m; !(avg_last(2, cur) - avg(cur) > 0)")
+
+
+def test_a_refusal_quotes_the_query_as_written():
+    """Sugar and names as the user wrote them (blanks collapsed), not their expansion."""
+    text = "alphabet m;\nlet recent = avg_last(3,\n    cur);\nhist(recent > 1)"
+    with pytest.raises(QreTypeError, match=r"but recent > 1 is undefined .* e\.g\. "
+                       r"fill_with\(avg_last\(3, cur\), const\(0\)\) at line 4, column 6"):
+        qre(text)

@@ -182,7 +182,7 @@ def check(
             kind, rate = Kind.TOP, None
             _check_timed(query, sigma)
         else:
-            kind, rate = _Checker(sigma).visit(query)
+            kind, rate = _Checker(sigma, text).visit(query)
         check_event_data(query)
     except QreTypeError as err:
         raise err.located(text) if text is not None else err from None
@@ -411,6 +411,20 @@ _SHORT = 40
 """The longest query text a message quotes."""
 
 
+def _source(q: ast.Query, text: str | None) -> str | None:
+    """``q`` as the user wrote it (its span of ``text``, blanks collapsed), if short."""
+    span = getattr(q, "span", None)
+    if text is None or span is None:
+        return None
+    lines = text.split("\n")[span.line - 1:span.end_line]
+    if not lines:
+        return None
+    lines[-1] = lines[-1][:span.end_column - 1]
+    lines[0] = lines[0][span.column - 1:]
+    written = " ".join(" ".join(lines).split())
+    return written if 0 < len(written) <= _SHORT else None
+
+
 @dataclass(frozen=True)
 class _Partial:
     """A comparison with a side not defined on every word, and the shortest word after
@@ -423,19 +437,21 @@ class _Partial:
     missing: str
 
 
-def _default_hint(q: ast.Query) -> str:
-    """How to give ``q`` a value wherever it has none, for a message."""
+def _default_hint(q: ast.Query, quoted: str) -> str:
+    """How to give ``q`` (``quoted`` in the message) a value wherever it has none."""
     if isinstance(q, ast.Arith):
         return (f"a default for each side of {q.op} that is not defined everywhere, as in "
                 f"fill_with(q, const(0)) {q.op} ...")
     if isinstance(q, ast.Fill | ast.FillWith | ast.Aggregate | ast.Matches):
         return "a default inside it, on the base query it reads (fill_with(q, const(0)))"
-    return f"fill_with({_short(q)}, const(0))"
+    return f"fill_with({quoted}, const(0))"
 
 
 class _Checker:
-    def __init__(self, alphabet: tuple[str, ...]) -> None:
+    def __init__(self, alphabet: tuple[str, ...], text: str | None = None) -> None:
         self.alphabet = alphabet
+        self.text = text
+        """The query's source, to quote a query as it was written (sugar unexpanded)."""
         self.sigma_star = fa.all_strings(alphabet)
         self.compiler = Compiler(alphabet)  # the operands compiled to decide L(q) = Σ*
         self._done: dict[int, tuple[ast.Query, tuple[Kind, fa.Regex | None]]] = {}
@@ -444,6 +460,10 @@ class _Checker:
 
     def show(self, rate: fa.Regex) -> str:
         return fa.show(rate, self.alphabet)
+
+    def quote(self, q: ast.Query) -> str:
+        """``q`` for a message: as written if its source is short, else printed."""
+        return _source(q, self.text) or _short(q)
 
     def visit(self, q: ast.Query) -> tuple[Kind, fa.Regex | None]:
         """Kind and rate of ``q``, each object once (a DAG of substituted lets)."""
@@ -505,7 +525,8 @@ class _Checker:
             raise QreTypeError(
                 f"{what} must be defined on every word (its L must be Σ*), but it is undefined "
                 f"or conflicting after {missing}: give it a default there, e.g. "
-                f"{_default_hint(q)}", span=getattr(q, "span", None) or parent.span)
+                f"{_default_hint(q, self.quote(q))}",
+                span=getattr(q, "span", None) or parent.span)
 
     # ------------------------------------------------------------------ base queries
 
@@ -612,9 +633,9 @@ class _Checker:
                 why = self._partial[id(operand)]
                 raise QreTypeError(
                     f"{_construct(q)} needs its operand defined after every event, but "
-                    f"{_short(operand)} is undefined or conflicting after {why.missing} (its "
-                    f"{why.side} side is): give that side a default, e.g. "
-                    f"{_default_hint(why.operand)}",
+                    f"{self.quote(operand)} is undefined or conflicting after {why.missing} "
+                    f"(its {why.side} side is): give that side a default, e.g. "
+                    f"{_default_hint(why.operand, self.quote(why.operand))}",
                     span=getattr(operand, "span", None) or q.span)
         return Kind.TEMPORAL, self.sigma_star
 
