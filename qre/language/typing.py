@@ -427,11 +427,10 @@ def _source(q: ast.Query, text: str | None) -> str | None:
 
 @dataclass(frozen=True)
 class _Partial:
-    """A comparison with a side not defined on every word, and the shortest word after
-    which that side is ⊥ or ⊤."""
+    """Why a comparison is partial: its side not defined on every word, and the shortest
+    word after which that side is ⊥ or ⊤. Filed by the comparison's id, which stays its
+    own: ``_Checker._done`` keeps every visited node."""
 
-    compare: ast.Compare
-    """Kept so that the id it is filed under stays its own."""
     side: str
     operand: ast.Query
     missing: str
@@ -621,7 +620,7 @@ class _Checker:
         for side, operand in (("left", q.left), ("right", q.right)):
             missing = self.undefined_after(operand)
             if missing is not None:
-                self._partial[id(q)] = _Partial(q, side, operand, missing)
+                self._partial[id(q)] = _Partial(side, operand, missing)
                 return Kind.TEMPORAL, None
         return Kind.TEMPORAL, self.sigma_star
 
