@@ -39,6 +39,7 @@ from qre.language.ast import (
     Arith,
     Atom,
     BoolOp,
+    BoundedPast,
     BuiltinOp,
     Combine,
     Compare,
@@ -53,6 +54,7 @@ from qre.language.ast import (
     Not,
     Once,
     Or,
+    PastBound,
     PrefixSum,
     Prev,
     Program,
@@ -202,6 +204,16 @@ def _refs(n: int) -> tuple[str, ...]:
     return tuple(f"_ref{i}" for i in range(n))
 
 
+def past_bounds():
+    """Bounds of past operators: event counts, or durations (ns, 0 allowed)."""
+    def bound(events: bool, lo: int, width: int | None) -> PastBound:
+        scale = 1 if events else 1_000_000
+        return PastBound(lo * scale, None if width is None else (lo + width) * scale, events)
+
+    return st.builds(bound, st.booleans(), st.integers(0, 5),
+                     st.one_of(st.none(), st.integers(0, 5)))
+
+
 @cache
 def _queries(n_bound: int, tags: tuple[str, ...] | None, wild: bool,
              max_leaves: int) -> st.SearchStrategy[Query]:
@@ -226,6 +238,9 @@ def _queries(n_bound: int, tags: tuple[str, ...] | None, wild: bool,
             st.builds(Arith, st.sampled_from(sorted(ARITHMETIC)), q, q),
             st.builds(BoolOp, st.sampled_from(CONNECTIVES), q, q),
             st.builds(Since, q, q, st.booleans()),
+            st.builds(BoundedPast, st.just("since"), st.tuples(q, q), past_bounds()),
+            st.builds(BoundedPast, st.sampled_from(["prev", "hist", "once"]), st.tuples(q),
+                      past_bounds()),
             *unary,
         )
 
@@ -263,7 +278,7 @@ def programs(draw, *, wild: bool = True, max_lets: int = 3, max_leaves: int = 10
 
 
 _QUERY_TYPES = (Atom, Eps, Or, Split, Iter, Combine, PrefixSum, RunningFold, Fill, FillWith,
-                Arith, Compare, BoolOp, Not, Prev, Hist, Once, Since, Name)
+                Arith, Compare, BoolOp, Not, Prev, Hist, Once, Since, BoundedPast, Name)
 
 
 def query_depth(q: Query) -> int:
@@ -271,5 +286,7 @@ def query_depth(q: Query) -> int:
     children = [getattr(q, f) for f in ("body", "left", "right", "default") if hasattr(q, f)]
     if isinstance(q, Combine):
         children = list(q.args)
+    if isinstance(q, BoundedPast):
+        children = list(q.operands)
     return 1 + max((query_depth(c) for c in children if isinstance(c, _QUERY_TYPES)),
                    default=0)

@@ -11,7 +11,9 @@
   signals (``β1 op β2``) over top-level or temporal sides and comparisons of top-level
   sides, partial ones included.
 * ``temporal_queries`` — comparisons of total top-level queries (fill_with with
-  a total default), connectives, prev, hist, once, since, wsince.
+  a total default), connectives, prev, hist, once, since, wsince, and their forms
+  bounded by event counts (issue 21 §2; time bounds need timed words:
+  tests/test_metric.py).
 """
 
 from __future__ import annotations
@@ -193,7 +195,8 @@ def temporal_queries(draw, alphabet: tuple[str, ...], depth: int = 3) -> ast.Que
                            draw(defined_top_queries(alphabet, 1)),
                            draw(defined_top_queries(alphabet, 1)))
     sub = temporal_queries(alphabet, depth - 1)
-    kind = draw(st.sampled_from(["compare", "bool", "not", "prev", "hist", "once", "since"]))
+    kind = draw(st.sampled_from(["compare", "bool", "not", "prev", "hist", "once", "since",
+                                 "bounded"]))
     if kind == "compare":
         return ast.Compare(draw(st.sampled_from(list(ast.COMPARISONS))),
                            draw(defined_top_queries(alphabet, depth - 1)),
@@ -204,4 +207,9 @@ def temporal_queries(draw, alphabet: tuple[str, ...], depth: int = 3) -> ast.Que
         return ast.Not(draw(sub))
     if kind == "since":
         return ast.Since(draw(sub), draw(sub), draw(st.booleans()))
+    if kind == "bounded":
+        op = draw(st.sampled_from(ast.PAST_OPERATORS))
+        lo = draw(st.integers(0, 3))
+        bound = ast.PastBound(lo, draw(st.one_of(st.none(), st.integers(lo, lo + 3))), True)
+        return ast.BoundedPast(op, tuple(draw(sub) for _ in range(1 + (op == "since"))), bound)
     return {"prev": ast.Prev, "hist": ast.Hist, "once": ast.Once}[kind](draw(sub))

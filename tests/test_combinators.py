@@ -22,6 +22,7 @@ from dt.terms import Apply, Const, Cur, Term, Var
 from qre import QreSyntaxError, qre
 from qre.language import ast as A
 from qre.language import combinators as q
+from qre.language.clock import format_duration
 from qre.language.parser import parse
 from qre.language.printer import to_text
 
@@ -299,6 +300,15 @@ def _term_arg(t: Term, draw) -> object:
     return t if form == "term" else str(t)
 
 
+def _bound_arg(bound: A.PastBound, draw) -> tuple:
+    """``bound`` as the pair a combinator takes: counts, or durations as text (a 0 start
+    sometimes a bare 0; an open end sometimes None)."""
+    if bound.events:
+        return (bound.lo, bound.hi)
+    lo = 0 if bound.lo == 0 and draw(st.booleans()) else format_duration(bound.lo)
+    return (lo, None if bound.hi is None else format_duration(bound.hi))
+
+
 def _op_arg(op: A.Op, draw) -> object:
     if isinstance(op, A.BuiltinOp):
         return draw(st.sampled_from([op, op.symbol]))
@@ -339,6 +349,8 @@ def _rebuild(node: A.Query, draw) -> A.Query:
             return _CONNECT[op](r(left), r(right))
         case A.Since(left, right, strong):
             return (q.since if strong else q.wsince)(r(left), r(right))
+        case A.BoundedPast(op, operands, bound):
+            return getattr(q, op)(*map(r, operands), bound=_bound_arg(bound, draw))
         case A.Name(name):
             return q.ref(name)
     if type(node) in _UNARY:

@@ -1,8 +1,9 @@
 """The example queries of README.md give the outputs the README shows.
 
 Each ``#### title`` section holds a query in a code block and a table: a row of
-events ``tag value`` and a row of outputs (``⊥``, ``⊤`` or a number); a cell ending
-in ``×n`` stands for n equal cells.
+events ``tag value``, optionally a row of times (seconds: the query runs through
+``run_timed``), and a row of outputs (``⊥``, ``⊤`` or a number); a cell ending in
+``×n`` stands for n equal cells.
 """
 
 from __future__ import annotations
@@ -12,17 +13,19 @@ import shlex
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from qre import qre
 
 README = (Path(__file__).parent.parent / "README.md").read_text()
 SECTIONS = re.findall(r"^#### (.+?)\n\n```\n(.*?)\n```\n\n\| event \| ([^\n]+) \|\n\|[-|]+\n"
-                      r"\| output \| ([^\n]+) \|$", README, flags=re.M | re.S)
+                      r"(?:\| time \| ([^\n]+) \|\n)?\| output \| ([^\n]+) \|$", README,
+                      flags=re.M | re.S)
 
 
-def test_the_readme_has_six_examples():
-    assert len(SECTIONS) == 6
+def test_the_readme_has_seven_examples():
+    assert len(SECTIONS) == 7
 
 
 def _cells(row: str) -> list[str]:
@@ -38,12 +41,17 @@ def test_repeated_cells():
     assert _cells("m 10 ×3 | m 2") == ["m 10", "m 10", "m 10", "m 2"]
 
 
-@pytest.mark.parametrize(("title", "text", "events", "outputs"), SECTIONS,
+@pytest.mark.parametrize(("title", "text", "events", "times", "outputs"), SECTIONS,
                          ids=[s[0] for s in SECTIONS])
-def test_readme_example(title, text, events, outputs):
+def test_readme_example(title, text, events, times, outputs):
     tags, values = zip(*(e.split() for e in _cells(events)), strict=True)
     m = qre(text)
-    out = m.run(list(tags), [float(v) for v in values])
+    if times:
+        rows = m.run_timed([int(t) for t in _cells(times)], list(tags),
+                           tiebreak=list(range(len(tags))), undefined="keep")
+        out = pd.DataFrame({"status": rows["status"], "value": rows["value"]})
+    else:
+        out = m.run(list(tags), [float(v) for v in values])
     want = _cells(outputs)
     status = [0 if w == "⊥" else 2 if w == "⊤" else 1 for w in want]
     np.testing.assert_array_equal(out.status, status)

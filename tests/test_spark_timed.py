@@ -59,6 +59,25 @@ def test_patterns_on_spark_equal_enumeration(spark, p, rows):
         assert mine["value"].tolist() == match_oracle.ending_counts(p, tags, times)
 
 
+def test_bounded_past_operators_on_spark_equal_run_timed(spark):
+    """Issue 21 §2: a past operator bounded by event time reads the time column on Spark
+    as run_timed does (µs on Spark, whole seconds here: the same distances)."""
+    from spark_udf import monitor_timed
+
+    m = qre("alphabet a, b; is(b) since[0s, 3s] is(a) || "
+            "once[2s, 5s](fill_with(last(cur.x), const(0)) > 1)")
+    frame = pd.DataFrame({"k": ["u", "u", "u", "u", "v", "u", "v"],
+                          "t": [0, 1, 3, 6, 2, 7, 9],
+                          "tag": ["a", "b", "b", "b", "a", "b", "b"],
+                          "x": [0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 3.0]})
+    df = spark.createDataFrame(frame, "k string, t long, tag string, x double")
+    got = by_key(monitor_timed(df, m, "k", "t", "tag", ["x"], engine="table").toPandas())
+    want = by_key(m.run_timed(frame["t"], frame["tag"], {"x": frame["x"]}, keys=frame["k"])
+                  .rename(columns={"key": "k", "time": "t"}))
+    assert got["value"].tolist() == want["value"].tolist() == \
+        [1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0]
+
+
 def test_timestamps_and_derived_tags_on_spark(spark):
     from spark_udf import monitor_timed
 

@@ -22,7 +22,9 @@ Three kinds of query (Figure 26):
   :class:`Arith` (signals, issue 21: pointwise arithmetic of top-level queries,
   beyond Figure 26);
 * temporal queries φ — :class:`Compare`, :class:`BoolOp`, :class:`Not`,
-  :class:`Prev`, :class:`Hist`, :class:`Once`, :class:`Since`.
+  :class:`Prev`, :class:`Hist`, :class:`Once`, :class:`Since`, and
+  :class:`BoundedPast` (their metric-bounded forms, issue 21 §2, with a
+  :class:`PastBound`).
 
 Plus :class:`Name` (a reference to a ``let``-bound query) and
 :class:`Program` (the alphabet declaration, the bindings and the final query).
@@ -52,11 +54,13 @@ __all__ = [
     "BUILTIN_OPS",
     "COMPARISONS",
     "CONNECTIVES",
+    "PAST_OPERATORS",
     "WINDOW_FUNCTIONS",
     "Aggregate",
     "Arith",
     "Atom",
     "BoolOp",
+    "BoundedPast",
     "BuiltinOp",
     "Combine",
     "Compare",
@@ -74,6 +78,7 @@ __all__ = [
     "Once",
     "Op",
     "Or",
+    "PastBound",
     "Pattern",
     "PatternAnd",
     "PatternNot",
@@ -408,6 +413,44 @@ class Since:
     span: Span | None = _NO_SPAN
 
 
+PAST_OPERATORS = ("prev", "hist", "once", "since")
+"""The past operators that take a metric bound (:class:`BoundedPast`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class PastBound:
+    """``[lo, hi]``: the distances, both ends included, from an earlier event to the
+    current one that a bounded past operator reads (issue 21 §2): nanoseconds of event
+    time, or with ``events`` counts of events (the current event is 0 events back).
+    ``hi`` None is ∞."""
+
+    lo: int
+    hi: int | None
+    events: bool = False
+
+    def __post_init__(self) -> None:
+        if self.lo < 0 or (self.hi is not None and self.hi < self.lo):
+            raise ValueError(f"a bound [lo, hi] has 0 ≤ lo ≤ hi, not [{self.lo}, {self.hi}]")
+
+
+@dataclass(frozen=True, slots=True)
+class BoundedPast:
+    """``prev[lo, hi](φ)``, ``hist[lo, hi](φ)``, ``once[lo, hi](φ)``, ``φ1 since[lo, hi] φ2``:
+    the past operator over the events whose distance back is in the bound (point-based
+    past MTL, :mod:`dt.metric`). ``operands``: (φ,), or (φ1, φ2) for ``since``. Rate Σ*."""
+
+    op: str
+    operands: tuple[Query, ...]
+    bound: PastBound
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        if self.op not in PAST_OPERATORS:
+            raise ValueError(f"unknown past operator {self.op!r}")
+        if len(self.operands) != (2 if self.op == "since" else 1):
+            raise ValueError(f"{self.op} takes {2 if self.op == 'since' else 1} operand(s)")
+
+
 WINDOW_FUNCTIONS = ("count", "sum", "min", "max", "avg", "var", "std", "first", "last")
 """The builtin functions of a window aggregate (:mod:`qre.language.sugar` gives each as a fold)."""
 
@@ -555,8 +598,8 @@ class Name:
 
 
 Query = (Atom | Eps | Or | Split | Iter | Combine | PrefixSum | RunningFold | Fill | FillWith
-         | Arith | Compare | BoolOp | Not | Prev | Hist | Once | Since | Name | Aggregate
-         | Matches)
+         | Arith | Compare | BoolOp | Not | Prev | Hist | Once | Since | BoundedPast | Name
+         | Aggregate | Matches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -594,7 +637,7 @@ def query_size(node: object, *, shared_operands: bool = False) -> int:
     return _size(node, {}, shared_operands)
 
 
-_SHARING = ("Combine", "Arith", "Compare", "BoolOp")
+_SHARING = ("Combine", "Arith", "Compare", "BoolOp", "BoundedPast")
 """The nodes whose identical operands the compiler compiles once (a parallel composition)."""
 
 

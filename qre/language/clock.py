@@ -80,7 +80,9 @@ class Clock:
 
 
 def format_duration(ns: int) -> str:
-    """``ns`` in the largest unit that divides it: 90_000_000_000 → ``'90s'``."""
+    """``ns`` in the largest unit that divides it: 90_000_000_000 → ``'90s'`` (0 → ``'0s'``)."""
+    if ns == 0:
+        return "0s"
     for name, size in sorted(UNIT_NS.items(), key=lambda item: -item[1]):
         if ns % size == 0:
             return f"{ns // size}{name}"

@@ -37,6 +37,8 @@ function                               text form
 ``implies(p1, p2)``, ``iff(p1, p2)``   ``p1 -> p2``, ``p1 <-> p2``
 ``prev(p)``, ``hist(p)``, ``once(p)``  ``prev(p)``, ``hist(p)``, ``once(p)``
 ``since(p1, p2)``, ``wsince(p1, p2)``  ``p1 since p2``, ``p1 wsince p2``
+``once(p, bound=(lo, hi))``            ``once[lo, hi](p)`` (also prev, hist, since;
+                                       ints count events, ``"10s"`` is a duration)
 ``ref(name)``                          ``name`` (a query bound by ``let``)
 ``let(name, q)``                       ``let name = q;``
 ``program(q, lets=…, alphabet=…)``     ``alphabet a, b; let …; q``
@@ -48,8 +50,8 @@ where the text name is a Python builtin): ``any_(t)`` is ``any(t)``,
 ``sum_(t)`` is ``sum(t)``, ``max_(t)``/``min_(t)`` are ``max(t)``/``min(t)``;
 ``any_word()``, ``const(c)``, ``count()``,
 ``avg(t)``, ``var(t)``, ``std(t)``, ``last(t)``, ``window(k, t, op)`` and
-``avg_last(k, t)`` keep their names. Each returns the core expansion that the
-text form stands for (see :mod:`qre.language.sugar` for the table).
+``avg_last(k, t)`` keep their names; ``is_(tag)`` is ``is(tag)``. Each returns the core
+expansion that the text form stands for (see :mod:`qre.language.sugar` for the table).
 
 Arguments, as in the text:
 
@@ -90,6 +92,7 @@ from dt.terms import Const, Term, parse_term
 
 from . import ast
 from . import sugar as _sugar
+from .clock import UNIT_NS
 from .errors import QreSyntaxError
 from .parser import KEYWORDS
 
@@ -114,6 +117,7 @@ __all__ = [
     "hist",
     "iff",
     "implies",
+    "is_",
     "iter_",
     "lam",
     "land",
@@ -527,24 +531,65 @@ def iff(p1: ast.Query, p2: ast.Query) -> ast.BoolOp:
     return ast.BoolOp("<->", _query(p1, "iff", "p1"), _query(p2, "iff", "p2"))
 
 
-def prev(p: ast.Query) -> ast.Prev:
-    """``prev(p)``."""
-    return ast.Prev(_query(p, "prev", "p"))
+BoundLike = tuple[int | str | None, int | str | None]
+"""A past operator's bound ``(lo, hi)``: event counts (ints) or durations (``"10s"``,
+``"500ms"``; a bare 0 too), None for 0 (lo) or ∞ (hi)."""
+
+_DURATION = re.compile(r"([0-9]+(?:\.[0-9]*)?)([a-z]+)")
 
 
-def hist(p: ast.Query) -> ast.Hist:
-    """``hist(p)``."""
-    return ast.Hist(_query(p, "hist", "p"))
+def _bound(value: object, where: str) -> ast.PastBound:
+    """``(lo, hi)`` as the parser reads ``[lo, hi]``."""
+    if not (isinstance(value, tuple) and len(value) == 2):
+        raise _error(where, f"bound must be a pair (lo, hi), not {_show(value)}")
+    timed = any(isinstance(end, str) for end in value)
+    ends: list[int | None] = []
+    for role, end in zip(("lo", "hi"), value, strict=True):
+        if end is None:
+            ends.append(None)
+        elif isinstance(end, int) and not isinstance(end, bool) and end >= 0 and (
+                not timed or end == 0):
+            ends.append(end)
+        elif isinstance(end, str) and (match := _DURATION.fullmatch(end)) and \
+                match[2] in UNIT_NS and float(float(match[1]) * UNIT_NS[match[2]]).is_integer():
+            ends.append(int(float(match[1]) * UNIT_NS[match[2]]))
+        else:
+            raise _error(where, f"bound {role} must be an event count (an int ≥ 0) or, with "
+                                f"the other end a duration too, a duration such as '10s' "
+                                f"(units {', '.join(UNIT_NS)}), not {_show(end)}")
+    lo, hi = ends[0] or 0, ends[1]
+    if hi is not None and hi < lo:
+        raise _error(where, f"bound {value!r} needs lo ≤ hi")
+    return ast.PastBound(lo, hi, events=not timed)
 
 
-def once(p: ast.Query) -> ast.Once:
-    """``once(p)``."""
-    return ast.Once(_query(p, "once", "p"))
+def _past(op: str, operands: tuple[ast.Query, ...], bound: BoundLike) -> ast.BoundedPast:
+    return ast.BoundedPast(op, operands, _bound(bound, op))
 
 
-def since(p1: ast.Query, p2: ast.Query) -> ast.Since:
-    """``p1 since p2`` (strong)."""
-    return ast.Since(_query(p1, "since", "p1"), _query(p2, "since", "p2"), True)
+def prev(p: ast.Query, bound: BoundLike | None = None) -> ast.Prev | ast.BoundedPast:
+    """``prev(p)``; with ``bound=(lo, hi)`` ``prev[lo, hi](p)`` (issue 21 §2)."""
+    body = _query(p, "prev", "p")
+    return ast.Prev(body) if bound is None else _past("prev", (body,), bound)
+
+
+def hist(p: ast.Query, bound: BoundLike | None = None) -> ast.Hist | ast.BoundedPast:
+    """``hist(p)``; with ``bound=(lo, hi)`` ``hist[lo, hi](p)``."""
+    body = _query(p, "hist", "p")
+    return ast.Hist(body) if bound is None else _past("hist", (body,), bound)
+
+
+def once(p: ast.Query, bound: BoundLike | None = None) -> ast.Once | ast.BoundedPast:
+    """``once(p)``; with ``bound=(lo, hi)`` ``once[lo, hi](p)``: ``once(p, ("0s", "10min"))``."""
+    body = _query(p, "once", "p")
+    return ast.Once(body) if bound is None else _past("once", (body,), bound)
+
+
+def since(p1: ast.Query, p2: ast.Query,
+          bound: BoundLike | None = None) -> ast.Since | ast.BoundedPast:
+    """``p1 since p2`` (strong); with ``bound=(lo, hi)`` ``p1 since[lo, hi] p2``."""
+    operands = (_query(p1, "since", "p1"), _query(p2, "since", "p2"))
+    return ast.Since(*operands, True) if bound is None else _past("since", operands, bound)
 
 
 def wsince(p1: ast.Query, p2: ast.Query) -> ast.Since:
@@ -716,6 +761,11 @@ def std(t: TermLike) -> ast.Query:
 def last(t: TermLike) -> ast.Query:
     """``last(t)``: ``t`` at the last event (undefined on the empty word)."""
     return _sugar.last(_sugar_term(t, "last"))
+
+
+def is_(tag: str) -> ast.Query:
+    """``is(tag)``: 1 if the last event has ``tag``, else 0 (0 on the empty word)."""
+    return _sugar.is_tag(_name(tag, "is_", "tag"))
 
 
 def window(k: int, t: TermLike, op: OpLike) -> ast.Query:

@@ -38,7 +38,11 @@ Top-level and temporal queries (no I needed):
 * prev(φ) = (A_φ · I_Σ) ⊔ eps(0) — I_Σ matches one event of any tag; the
   epsilon part makes prev false on the empty word, as the semantics says;
 * hist, once, since, wsince: prefix sums of ∧, ∨ and the since recurrence
-  ``s := φ2 || (φ1 && s)`` from 1 (hist, wsince) or 0 (once, since).
+  ``s := φ2 || (φ1 && s)`` from 1 (hist, wsince) or 0 (once, since);
+* their metric-bounded forms (issue 21 §2): :func:`dt.metric.metric_past` and
+  :func:`dt.metric.metric_prev` over the operands in parallel, reading the event
+  time as ``within_clock`` and the bound's ends as duration fields in δ (as
+  ``within`` does, :mod:`qre.language.patterns`), or counting the events.
 
 Sharing and pruning (both exact: the same outputs after every prefix, status and
 value, so Theorem 5.5's facts carry over):
@@ -69,19 +73,21 @@ A window aggregate (a whole query) is the direct construction of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from dt import constructions as c
 from dt.functions import DataFunction, FunctionEntry
+from dt.metric import MetricBound, metric_past, metric_prev, slots
 from dt.model import DT
 from dt.support import support
-from dt.terms import Apply, Const, Term, Var
+from dt.terms import Apply, Const, Cur, Term, Var
 from dt.values import Status
 from dt.windows import event_fold, running_fold, window_aggregate
 
 from . import ast
-from .patterns import event_pattern, window_pattern
+from .patterns import CLOCK_FIELD, duration_field, event_pattern, window_pattern
 from .sugar import window_fold
 
 __all__ = ["LEAN_STATES", "Compiled", "Compiler", "compile_query"]
@@ -353,6 +359,28 @@ class Compiler:
         fold = DataFunction.of(["acc", "z1", "z2"], {"acc": since})
         start = 0.0 if q.strong else 1.0
         return Compiled(c.concat(_constants(start, start), c.prefix_sum(both, fold)))
+
+    def _boundedpast(self, q: ast.BoundedPast) -> Compiled:
+        values, _ = self.distinct(q.operands, lambda p: p.value)
+        body = values[0] if len(values) == 1 else c.parallel(*values)
+        if len(q.operands) == 2 and len(values) == 1:  # φ since φ: one DT, read twice
+            body = c.concat(body, DataFunction.of(["y"], [("y1", Var("y")), ("y2", Var("y"))]))
+        bound = _metric_bound(q.bound, 1 if q.op == "prev" else slots(q.bound.lo, q.bound.hi))
+        if q.op == "prev":
+            return Compiled(metric_prev(body, bound))
+        return Compiled(metric_past(body, bound, negate=q.op == "hist"))
+
+
+def _metric_bound(bound: ast.PastBound, k: int) -> MetricBound:
+    """The bound [lo, hi] as the half-open [A, B) of :mod:`dt.metric`: event counts as
+    constants; durations as the fields in δ that a timed run supplies (A = ⌈lo/δ⌉,
+    B = ⌈(hi + 1 ns)/δ⌉: for whole δ, lo ≤ d ≤ hi exactly when A ≤ d/δ < B); ``k`` slots."""
+    if bound.events:
+        hi = math.inf if bound.hi is None else bound.hi + 1
+        return MetricBound(None, Const(float(bound.lo)), Const(float(hi)), k)
+    lo = Cur(duration_field(bound.lo)) if bound.lo else Const(0.0)
+    end = Const(math.inf) if bound.hi is None else Cur(duration_field(bound.hi + 1))
+    return MetricBound(Cur(CLOCK_FIELD), lo, end, k)
 
 
 def _id(compiled: Compiled) -> DT:

@@ -6,6 +6,10 @@ finds the same mistake in a typed query, before compiling, and reports it as a
 :class:`~qre.language.errors.QreTypeError` located at the construct that reads a
 field, so that the user sees a caret rather than a DT error.
 
+A time-bounded past operator (``once[0s, 10s](φ)``, issue 21 §2) reads the event
+time as a field of the record a timed run passes (:mod:`qre.language.patterns`), so
+it counts as reading a field: its operands read ``cur.x``, not ``cur``.
+
 Cost: one pass over the query's nodes (each shared node once: ``let`` may share).
 """
 
@@ -15,7 +19,7 @@ from dataclasses import fields, is_dataclass
 
 from dt.terms import Term
 
-from .ast import Span
+from .ast import BoundedPast, Span
 from .errors import QreTypeError
 
 __all__ = ["check_event_data"]
@@ -32,7 +36,7 @@ def check_event_data(query: object) -> None:
     qre.language.errors.QreTypeError: this reads cur.x, but the query also reads cur (line 1, ...
     """
     plain: Span | None = None  # where cur is read (the nearest located construct)
-    record: tuple[Span | None, str] | None = None
+    record: tuple[Span | None, str] | None = None  # where a field is read, and what
     reads_plain = False
     seen: set[int] = set()
     stack: list[tuple[object, Span | None]] = [(query, None)]
@@ -42,20 +46,23 @@ def check_event_data(query: object) -> None:
             continue
         seen.add(id(node))
         here = getattr(node, "span", None) or around
+        if record is None and isinstance(node, BoundedPast) and not node.bound.events:
+            record = here, f"the event time ({node.op}[...] with durations)"
         for value in _attributes(node):
             if isinstance(value, Term):
                 if not reads_plain and value.reads_plain_cur():
                     reads_plain, plain = True, here
                 if record is None and value.fields():
-                    record = here, min(value.fields())
+                    record = here, f"cur.{min(value.fields())}"
             elif is_dataclass(value) and not isinstance(value, Span | type):
                 stack.append((value, here))
     if reads_plain and record is not None:
         span, name = record
         at = f" (line {plain.line}, column {plain.column})" if plain else ""
-        raise QreTypeError(f"this reads cur.{name}, but the query also reads cur{at}: an "
+        raise QreTypeError(f"this reads {name}, but the query also reads cur{at}: an "
                            f"event carries one number (cur) or a record of named numbers "
-                           f"(cur.FIELD), not both", span=span)
+                           f"(cur.FIELD), not both: pass values as a dict or DataFrame of "
+                           f"columns and read them as cur.FIELD", span=span)
 
 def _attributes(node: object) -> list[object]:
     """The node's field values, tuples flattened (a fold's updates, combine's operands)."""

@@ -76,7 +76,7 @@ from codegen.cache_files import cache_dir, new_temporary, seal, unseal
 from dt import terms as _dt_terms
 from dt.errors import TermSyntaxError
 from dt.terms import KEYWORDS as TERM_KEYWORDS
-from dt.terms import MAX_TERM_DEPTH, Const, Term, term_from_tree
+from dt.terms import MAX_TERM_DEPTH, Const, Term, Var, term_from_tree
 
 from .ast import (
     ANY_TAG,
@@ -85,6 +85,7 @@ from .ast import (
     Arith,
     Atom,
     BoolOp,
+    BoundedPast,
     BuiltinOp,
     Combine,
     Compare,
@@ -101,6 +102,7 @@ from .ast import (
     Once,
     Op,
     Or,
+    PastBound,
     Pattern,
     PatternAnd,
     PatternNot,
@@ -205,6 +207,8 @@ def _param_kind(annotation: object) -> str:
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
     if text in ("int", "float"):
         return text
+    if text == "str":
+        return "tag"
     return "op" if text.split(".")[-1] in ("Op", "BuiltinOp", "Lambda") else "term"
 
 
@@ -218,6 +222,13 @@ def _sugar_value(arg: SugarArg, kind: str, param: str, usage: str) -> object:
     if isinstance(value, BuiltinOp | Lambda):
         raise QreSyntaxError(f"{usage}: {param} is a {'term' if kind == 'term' else 'number'}, "
                              "not an operation", span=arg.span)
+    if kind == "tag":
+        if not isinstance(value, Var):
+            raise QreSyntaxError(f"{usage}: {param} is a tag name", span=arg.span)
+        return value.name
+    if isinstance(value, Var):
+        raise QreSyntaxError(f"unknown variable {value.name!r}: a term argument reads only cur "
+                             "and cur.FIELD (variables belong to lambdas)", span=arg.span)
     if kind == "term":
         return value
     if not isinstance(value, Const) or (kind == "int" and not float(value.value).is_integer()):
@@ -338,7 +349,7 @@ def _syntax_error(text: str, err: UnexpectedInput) -> QreSyntaxError:
         if str(token) in KEYWORDS and token.type != "NAME":
             what = f"unexpected keyword {str(token)!r}"
     previous = _last_value(err)
-    if (expected == {"LPAR"} and isinstance(previous, lark.Token)
+    if (expected in ({"LPAR"}, {"LPAR", "LSQB"}) and isinstance(previous, lark.Token)
             and previous.type != "NAME" and str(previous) in KEYWORDS):
         what += f" after {str(previous)!r}, a keyword (it cannot be a name)"
     if expected:
@@ -460,6 +471,7 @@ _QUERY_KINDS = frozenset({
     "atom", "eps", "or_", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
     "prev", "hist", "once", "call", "name", "paren_name", "paren", "boolop", "since",
     "compare", "arith", "not_", "aggregate", "matched", "matches", "fold", "literal",
+    "prev_bounded", "hist_bounded", "once_bounded", "since_bounded",
 })
 
 
@@ -509,14 +521,49 @@ class _Converter:
 
     def duration(self, tree: lark.Tree) -> int:
         """A duration ``NUMBER UNIT`` in nanoseconds: a positive whole number of ns."""
+        ns = self.nanoseconds(tree)
+        if ns < 1:
+            raise self.error("a duration is a positive whole number of nanoseconds", tree)
+        return ns
+
+    def nanoseconds(self, tree: lark.Tree) -> int:
+        """``NUMBER UNIT`` in nanoseconds: a whole number of them."""
         number, unit = tree.children
         if str(unit) not in UNIT_NS:
             raise self.error(f"unknown time unit {str(unit)!r}; units: {', '.join(UNIT_NS)}",
                              unit)
         ns = float(str(number)) * UNIT_NS[str(unit)]
-        if not (ns >= 1 and float(ns).is_integer()):
-            raise self.error("a duration is a positive whole number of nanoseconds", tree)
+        if not float(ns).is_integer():
+            raise self.error("a duration is a whole number of nanoseconds", tree)
         return int(ns)
+
+    def past_bound(self, tree: lark.Tree) -> PastBound:
+        """``[lo, hi]`` of a bounded past operator: durations (nanoseconds, 0 allowed,
+        a bare 0 too) or event counts; lo left out is 0, hi left out or ``inf`` is ∞."""
+        sides = {_kind(t): t.children[0] for t in tree.children if isinstance(t, lark.Tree)}
+        lo_tree, hi_tree = sides.get("past_lo"), sides.get("past_hi")
+        ends = [t for t in (lo_tree, hi_tree) if t is not None]
+        timed = any(_kind(t) == "past_duration" for t in ends)
+        for end in ends:  # a bare 0 is also a duration (once[0, 10min])
+            if timed and _kind(end) == "past_events" and float(str(end.children[0])) != 0:
+                raise self.error("a bound is two durations (once[0s, 10min]) or two event "
+                                 "counts (once[0, 10]), not one of each", end)
+        if lo_tree is not None and _kind(lo_tree) == "past_inf":
+            raise self.error("a bound starts at a finite distance (inf ends it)", lo_tree)
+        lo = 0 if lo_tree is None else self.past_end(lo_tree)
+        hi = None if hi_tree is None or _kind(hi_tree) == "past_inf" else self.past_end(hi_tree)
+        if hi is not None and hi < lo:
+            raise self.error("a bound [lo, hi] needs lo ≤ hi", tree)
+        return PastBound(lo, hi, events=not timed)
+
+    def past_end(self, tree: lark.Tree) -> int:
+        """One end of a bound: nanoseconds of a duration, or a count of events."""
+        number = str(tree.children[0])
+        if _kind(tree) == "past_events":
+            if not float(number).is_integer():
+                raise self.error("an event count is a whole number", tree)
+            return int(float(number))
+        return self.nanoseconds(tree)
 
     def tag_decl(self, tree: lark.Tree, earlier: list[TagDecl]) -> TagDecl:
         name_token, *source, predicate = tree.children
@@ -680,6 +727,14 @@ class _Converter:
         if kind == "since":
             left, token, right = kids
             return Since(self.query(left, d), self.query(right, d), token.type == "SINCE", span)
+        if kind in ("prev_bounded", "hist_bounded", "once_bounded"):
+            bound, body = kids
+            return BoundedPast(kind.removesuffix("_bounded"), (self.query(body, d),),
+                               self.past_bound(bound), span)
+        if kind == "since_bounded":
+            left, _, bound, right = kids
+            return BoundedPast("since", (self.query(left, d), self.query(right, d)),
+                               self.past_bound(bound), span)
         if kind in ("compare", "boolop"):
             return self.binary(tree, d)
         if kind == "arith":
@@ -803,9 +858,10 @@ class _Converter:
         if _kind(tree) in ("op_symbol", "lambda"):
             return SugarArg(self.op(tree, depth), span)
         (expr,) = tree.children
-        if isinstance(expr, lark.Tree) and str(expr.data).endswith("var") and str(
-                expr.children[0]) in BUILTIN_OPS:
-            return SugarArg(BuiltinOp(str(expr.children[0]), span), span)
+        if isinstance(expr, lark.Tree) and str(expr.data).endswith("var"):
+            name = str(expr.children[0])
+            # a bare name: an operation (min, max, fst, snd) or a tag (is(fail))
+            return SugarArg(BuiltinOp(name, span) if name in BUILTIN_OPS else Var(name), span)
         return SugarArg(self.term(tree, depth, "sugar"), span)
 
     # ----------------------------------------------------------------- operations

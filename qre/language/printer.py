@@ -30,6 +30,7 @@ from .ast import (
     Arith,
     Atom,
     BoolOp,
+    BoundedPast,
     BuiltinOp,
     Combine,
     Compare,
@@ -47,6 +48,7 @@ from .ast import (
     Once,
     Op,
     Or,
+    PastBound,
     Pattern,
     PatternAnd,
     PatternNot,
@@ -163,6 +165,14 @@ def _pattern(p: Pattern | PatternNot) -> str:
     raise TypeError(f"not a pattern node: {p!r}")
 
 
+def _bound(bound: PastBound) -> str:
+    """``[lo, hi]``: event counts, or durations (``inf`` for an open end)."""
+    def end(value: int) -> str:
+        return str(value) if bound.events else format_duration(value)
+
+    return f"[{end(bound.lo)}, {'inf' if bound.hi is None else end(bound.hi)}]"
+
+
 def _matches(q: Matches) -> str:
     return f"{'matches' if q.count else 'matched'}({_pattern(q.pattern)})"
 
@@ -170,7 +180,7 @@ def _matches(q: Matches) -> str:
 def _prec(q: Query) -> int:
     if isinstance(q, BoolOp):
         return _CONNECTIVE_PREC[q.op]
-    if isinstance(q, Since):
+    if isinstance(q, Since) or (isinstance(q, BoundedPast) and q.op == "since"):
         return _SINCE
     if isinstance(q, Compare):
         return _CMP
@@ -238,6 +248,12 @@ def _query(q: Query) -> str:
     if isinstance(q, Since):
         word = "since" if q.strong else "wsince"
         return f"{_at_least(q.left, _SINCE)} {word} {_at_least(q.right, _SINCE + 1)}"
+    if isinstance(q, BoundedPast):
+        if q.op == "since":
+            left, right = q.operands
+            return (f"{_at_least(left, _SINCE)} since{_bound(q.bound)} "
+                    f"{_at_least(right, _SINCE + 1)}")
+        return f"{q.op}{_bound(q.bound)}({_query(q.operands[0])})"
     if isinstance(q, BoolOp):
         prec = _CONNECTIVE_PREC[q.op]
         if q.op == "<->":  # does not chain

@@ -36,6 +36,8 @@ fill_with(α1, α2)  ``α1(w)`` if defined, else ``α2(w)``
 && || -> <-> !     on truth values, ``d ≠ 0`` (NaN included) is true; 1.0/0.0
 prev(φ)            ``φ(w[:-1])`` if ``w ≠ ε``, else 0
 hist, once, since  the past-time operators on finite traces, see :func:`_scan`
+op[lo, hi]         the same over the events at a distance in [lo, hi] back,
+                   ε excluded (issue 21 §2), see :func:`_bounded_past`
 =================  =========================================================
 
 Booleans from partial signals (issue 21): a comparison is lifted like every
@@ -54,6 +56,7 @@ accumulators, which is fine for the short words an oracle is run on.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Mapping, Sequence
 
 from dt.terms import OPS, EventValue, Var, evaluate_term
@@ -67,6 +70,7 @@ from .ast import (
     Arith,
     Atom,
     BoolOp,
+    BoundedPast,
     BuiltinOp,
     Combine,
     Compare,
@@ -81,6 +85,7 @@ from .ast import (
     Once,
     Op,
     Or,
+    PastBound,
     PrefixSum,
     Prev,
     Program,
@@ -90,6 +95,7 @@ from .ast import (
     Split,
 )
 from .errors import QreTypeError
+from .patterns import CLOCK_FIELD, duration_field
 
 __all__ = ["Word", "apply_op", "meaning", "prefix_meanings", "resolve", "run_program"]
 
@@ -466,6 +472,62 @@ def _since(ev: _Evaluator, q: Since, i: int, j: int) -> XValue:
     return _scan(ev, q, i, j, 0.0 if q.strong else 1.0, step)
 
 
+def _bounded_past(ev: _Evaluator, q: BoundedPast, i: int, j: int) -> XValue:
+    """Point-based past MTL, by brute force over the events e_k (k < j) of ``w[i:j]``:
+    with n = j − 1 the current event and d(k) its distance back from e_n (event counts
+    n − k, or times in δ as the field ``within_clock`` gives them), k counts if
+    lo ≤ d(k) ≤ hi, i.e. A ≤ d(k) < B for the ends A, B in whole units (the duration
+    fields ⌈lo/δ⌉ and ⌈(hi + 1 ns)/δ⌉ of the current event, :mod:`dt.metric`):
+
+    * ``once``: some counted k has φ(w[i:k+1]); ``hist``: every counted k has it;
+    * ``φ1 since φ2``: some counted k has φ2 there and φ1 at every m in (k, n];
+    * ``prev``: k = n − 1 is counted and has φ.
+
+    Only events count (ε has no time): on ε, hist is 1 and the others 0. The operands
+    are 0/1 on every prefix (the typing's rule); were one not, the result is lifted
+    over the values read."""
+    if j == i:
+        return 1.0 if q.op == "hist" else 0.0
+    n = j - 1
+    lo, hi = _ends(ev, q.bound, n)
+    counted = [k for k in range(i, n + 1) if lo <= _distance(ev, q.bound, k, n) < hi]
+    read = {(p, k): ev.value(p, i, k + 1) for p in q.operands for k in range(i, n + 1)}
+    if not all(isinstance(v, float) for v in read.values()):
+        return BOT if BOT in read.values() else TOP
+
+    def holds(p: Query, k: int) -> bool:
+        return _truth(read[p, k])
+
+    if q.op == "prev":
+        return _bool(n - 1 in counted and holds(q.operands[0], n - 1))
+    if q.op == "hist":
+        return _bool(all(holds(q.operands[0], k) for k in counted))
+    if q.op == "once":
+        return _bool(any(holds(q.operands[0], k) for k in counted))
+    left, right = q.operands
+    return _bool(any(holds(right, k) and all(holds(left, m) for m in range(k + 1, n + 1))
+                     for k in counted))
+
+
+def _ends(ev: _Evaluator, bound: PastBound, n: int) -> tuple[float, float]:
+    """[A, B) of the bound in whole units, as the current event e_n gives them."""
+    if bound.events:
+        return float(bound.lo), math.inf if bound.hi is None else float(bound.hi + 1)
+    record = ev.word[n][1]
+    assert isinstance(record, Mapping), "a time bound reads the event time from a record"
+    lo = record[duration_field(bound.lo)] if bound.lo else 0.0
+    return lo, math.inf if bound.hi is None else record[duration_field(bound.hi + 1)]
+
+
+def _distance(ev: _Evaluator, bound: PastBound, k: int, n: int) -> float:
+    """How far back e_k is from e_n: events, or δ of the field ``within_clock``."""
+    if bound.events:
+        return float(n - k)
+    now, then = ev.word[n][1], ev.word[k][1]
+    assert isinstance(now, Mapping) and isinstance(then, Mapping)
+    return now[CLOCK_FIELD] - then[CLOCK_FIELD]
+
+
 def _name(ev: _Evaluator, q: Name, i: int, j: int) -> XValue:
     raise QreTypeError(f"unresolved name {q.name!r} (resolve the query first)", span=q.span)
 
@@ -489,5 +551,6 @@ _RULES: dict[type, Callable[[_Evaluator, Query, int, int], XValue]] = {
     Hist: _hist,
     Once: _once,
     Since: _since,
+    BoundedPast: _bounded_past,
     Name: _name,
 }

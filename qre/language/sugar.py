@@ -92,6 +92,7 @@ __all__ = [
     "avg_last",
     "const",
     "count",
+    "is_tag",
     "last",
     "running",
     "running_max",
@@ -210,6 +211,13 @@ def _last_k(k: int, t: Term, op: ast.Op) -> ast.Query:
     return block
 
 
+def is_tag(tag: str) -> ast.Query:
+    """``is(σ)``: 1 if the last event has tag σ, else 0 (0 on the empty word) — the
+    proposition "σ now" that past operators read (``once[0s, 10min](is(fail))``)."""
+    ends_with = ast.Split(any_word(), ast.Atom(tag, Const(1.0)), _SND)
+    return ast.Compare(">", ast.FillWith(ends_with, const(0.0)), const(0.0))
+
+
 def window(k: int, t: Term, op: ast.Op) -> ast.Query:
     """``window(k, t, op)``: op folded over t on the last k events (defined from k events)."""
     return ast.Split(any_word(), _last_k(k, t, op), _SND)
@@ -233,6 +241,7 @@ SUGAR_FORMS = {
     "var": var,
     "std": std,
     "last": last,
+    "is": is_tag,
     "window": window,
     "avg_last": avg_last,
 }

@@ -52,11 +52,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from enum import Enum
 
+from dt.metric import MAX_METRIC_SLOTS
+from dt.metric import slots as metric_slots
 from dt.terms import Var
 from dt.windows import MAX_SLOTS
 
 from . import ast
 from . import automata as fa
+from .clock import UNIT_NS, format_duration
 from .compiler import Compiler
 from .errors import QreTypeError
 from .event_data import check_event_data
@@ -386,9 +389,28 @@ _BASE_NAMES = {
 }
 
 
+def _widened(q: ast.BoundedPast) -> ast.BoundedPast:
+    """``q`` with the narrowest bound from the same start that :func:`metric_slots` fits
+    in :data:`MAX_METRIC_SLOTS` (2 + (lo − 2) // (width + 2) ≤ MAX), the width rounded up
+    to whole units of the start (an hour for 1h)."""
+    lo = q.bound.lo
+    width = max(1, (lo - 2) // (MAX_METRIC_SLOTS - 1) - 1)
+    if not q.bound.events:
+        unit = max(u for u in UNIT_NS.values() if lo % u == 0)
+        width = -(-width // unit) * unit
+    return replace(q, bound=replace(q.bound, hi=lo + width))
+
+
+def _bound_end(value: int, bound: ast.PastBound) -> str:
+    return str(value) if bound.events else format_duration(value)
+
+
 def _construct(q: ast.Query) -> str:
     if isinstance(q, ast.Compare | ast.BoolOp | ast.Arith):
         return f"'{q.op}'"
+    if isinstance(q, ast.BoundedPast):
+        hi = "inf" if q.bound.hi is None else _bound_end(q.bound.hi, q.bound)
+        return f"{q.op}[{_bound_end(q.bound.lo, q.bound)}, {hi}]"
     if isinstance(q, ast.Since):
         return "since" if q.strong else "wsince"
     return _BASE_NAMES.get(type(q), type(q).__name__.lower())
@@ -655,3 +677,16 @@ class _Checker:
 
     def _since(self, q: ast.Since) -> tuple[Kind, fa.Regex]:
         return self.temporal(q, q.left, q.right)
+
+    def _boundedpast(self, q: ast.BoundedPast) -> tuple[Kind, fa.Regex]:
+        """A metric-bounded past operator (issue 21 §2): temporal operands, and a bound
+        whose live intervals (:func:`dt.metric.slots`) fit in the DT."""
+        bound = q.bound
+        needed = 1 if q.op == "prev" else metric_slots(bound.lo, bound.hi)
+        if needed > MAX_METRIC_SLOTS:
+            raise QreTypeError(
+                f"{_construct(q)} would keep up to {needed} intervals per key (at most "
+                f"{MAX_METRIC_SLOTS}): a bound much narrower than its start keeps the times "
+                f"of the events apart; widen it, e.g. to {_construct(_widened(q))}",
+                span=q.span)
+        return self.temporal(q, *q.operands)

@@ -88,6 +88,7 @@ from dt.values import XValue, decode, encode
 
 from ..language.clock import Clock
 from ..language.derive import Derivation
+from ..language.patterns import WITHIN_PREFIX
 from . import columns
 from . import keys as key_rules
 from .engines import ENGINES
@@ -489,6 +490,10 @@ class Monitor:
                 "a query with a clock period"
             raise ValueError(f"Monitor.{caller}: this monitor is timed ({what}): its outputs "
                              f"come at clock ticks, which run_timed makes — use "
+                             f"m.run_timed(times, tags, values)")
+        if any(f.startswith(WITHIN_PREFIX) for f in self._source_dt.fields):
+            raise ValueError(f"Monitor.{caller}: this monitor reads the event time (a within "
+                             f"pattern or a past operator bounded by durations) — use "
                              f"m.run_timed(times, tags, values)")
 
     def _run_grouped(self, chosen: str, order: np.ndarray | None, offsets: np.ndarray,
