@@ -36,6 +36,7 @@ from qre.language.ast import (
     ARITHMETIC,
     COMPARISONS,
     CONNECTIVES,
+    SIGNAL_FUNCTIONS,
     Arith,
     Atom,
     BoolOp,
@@ -60,6 +61,7 @@ from qre.language.ast import (
     Program,
     Query,
     RunningFold,
+    SignalFunction,
     Since,
     Split,
 )
@@ -223,6 +225,12 @@ def _queries(n_bound: int, tags: tuple[str, ...] | None, wild: bool,
               st.one_of(*(_folds(k, wild) for k in (1, 2, 3)))]
     if n_bound:
         leaves.append(st.builds(Name, st.sampled_from(_refs(n_bound))))
+    # A signal function's arguments are read as terms first (qre/language/parser.py): drawn
+    # from what prints as one (no lambda, bound, since or ->).
+    plain = st.one_of(*leaves[:2], *leaves[3:])
+    functions = st.sampled_from(sorted(SIGNAL_FUNCTIONS)).flatmap(
+        lambda f: st.builds(SignalFunction, st.just(f),
+                            st.tuples(*[plain] * SIGNAL_FUNCTIONS[f])))
 
     def extend(q):
         unary = [st.builds(node, q) for node in (Fill, Not, Prev, Hist, Once)]
@@ -236,6 +244,7 @@ def _queries(n_bound: int, tags: tuple[str, ...] | None, wild: bool,
             st.builds(FillWith, q, q),
             st.builds(Compare, st.sampled_from(sorted(COMPARISONS)), q, q),
             st.builds(Arith, st.sampled_from(sorted(ARITHMETIC)), q, q),
+            functions,
             st.builds(BoolOp, st.sampled_from(CONNECTIVES), q, q),
             st.builds(Since, q, q, st.booleans()),
             st.builds(BoundedPast, st.just("since"), st.tuples(q, q), past_bounds()),
@@ -278,13 +287,14 @@ def programs(draw, *, wild: bool = True, max_lets: int = 3, max_leaves: int = 10
 
 
 _QUERY_TYPES = (Atom, Eps, Or, Split, Iter, Combine, PrefixSum, RunningFold, Fill, FillWith,
-                Arith, Compare, BoolOp, Not, Prev, Hist, Once, Since, BoundedPast, Name)
+                Arith, SignalFunction, Compare, BoolOp, Not, Prev, Hist, Once, Since,
+                BoundedPast, Name)
 
 
 def query_depth(q: Query) -> int:
     """Nesting depth in query nodes (a leaf has depth 1)."""
     children = [getattr(q, f) for f in ("body", "left", "right", "default") if hasattr(q, f)]
-    if isinstance(q, Combine):
+    if isinstance(q, Combine | SignalFunction):
         children = list(q.args)
     if isinstance(q, BoundedPast):
         children = list(q.operands)

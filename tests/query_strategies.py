@@ -7,9 +7,9 @@
   of "any event" (an ``or`` of one atom per tag), running folds (random
   registers, updates and output; sometimes the ``var``/``std`` sugar), their
   prefix sums and combinations. They feed ``prefix_sum`` and comparisons.
-* ``top_queries`` — fill, fill_with, base queries, and (issue 21) the arithmetic of
-  signals (``β1 op β2``) over top-level or temporal sides and comparisons of top-level
-  sides, partial ones included.
+* ``top_queries`` — fill, fill_with, base queries, and (issue 21) the arithmetic and
+  TERM functions of signals (``β1 op β2``, ``max(β1, β2)``) over top-level or temporal
+  sides and comparisons of top-level sides, partial ones included.
 * ``temporal_queries`` — comparisons of total top-level queries (fill_with with
   a total default), connectives, prev, hist, once, since, wsince, and their forms
   bounded by event counts (issue 21 §2; time bounds need timed words:
@@ -164,13 +164,18 @@ def top_queries(draw, alphabet: tuple[str, ...], depth: int = 3,
     """``comparisons=False``: not a comparison itself (a comparison's side)."""
     kinds = ["base", "fill", "fill_with"]
     if depth > 1:
-        kinds += ["arith", "compare"] if comparisons else ["arith"]
+        kinds += ["arith", "function", "compare"] if comparisons else ["arith", "function"]
     kind = draw(st.sampled_from(kinds))
     if kind == "base":
         return draw(base_queries(alphabet, depth))
     if kind == "arith":
         sides = st.one_of(top_queries(alphabet, depth - 1), temporal_queries(alphabet, 0))
         return ast.Arith(draw(st.sampled_from(list(ast.ARITHMETIC))), draw(sides), draw(sides))
+    if kind == "function":  # a TERM function of signals (issue 21)
+        name = draw(st.sampled_from(sorted(ast.SIGNAL_FUNCTIONS)))
+        sides = st.one_of(top_queries(alphabet, depth - 1), temporal_queries(alphabet, 0))
+        return ast.SignalFunction(name, tuple(draw(sides)
+                                              for _ in range(ast.SIGNAL_FUNCTIONS[name])))
     if kind == "compare":  # sides that may be partial: a partial boolean signal (issue 21)
         side = top_queries(alphabet, depth - 1, comparisons=False)
         return ast.Compare(draw(st.sampled_from(list(ast.COMPARISONS))), draw(side), draw(side))

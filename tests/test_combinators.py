@@ -305,7 +305,8 @@ def _bound_arg(bound: A.PastBound, draw) -> tuple:
     sometimes a bare 0; an open end sometimes None)."""
     if bound.events:
         return (bound.lo, bound.hi)
-    lo = 0 if bound.lo == 0 and draw(st.booleans()) else format_duration(bound.lo)
+    bare = bound.lo == 0 and bound.hi is not None and draw(st.booleans())  # hi tells time
+    lo = 0 if bare else format_duration(bound.lo)
     return (lo, None if bound.hi is None else format_duration(bound.hi))
 
 
@@ -349,6 +350,8 @@ def _rebuild(node: A.Query, draw) -> A.Query:
             return _CONNECT[op](r(left), r(right))
         case A.Since(left, right, strong):
             return (q.since if strong else q.wsince)(r(left), r(right))
+        case A.SignalFunction(name, args):
+            return q.signal(name, *map(r, args))
         case A.BoundedPast(op, operands, bound):
             return getattr(q, op)(*map(r, operands), bound=_bound_arg(bound, draw))
         case A.Name(name):

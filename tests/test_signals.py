@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from qre import QreTypeError, qre
+from qre import QreSyntaxError, QreTypeError, qre
 from qre.language.ast import Arith, Compare
 from qre.language.parser import parse
 
@@ -112,3 +112,23 @@ def test_a_refusal_quotes_the_query_as_written():
     with pytest.raises(QreTypeError, match=r"but recent > 1 is undefined .* e\.g\. "
                        r"fill_with\(avg_last\(3, cur\), const\(0\)\) at line 4, column 6"):
         qre(text)
+
+
+def test_functions_of_signals_are_pointwise():
+    """max, abs, pow, if of queries (issue 21 §1): the TERM function after every event,
+    ⊥ where an argument is ⊥; max(t) with one term argument stays the running maximum."""
+    m = qre("alphabet m; max(avg_last(2, cur), avg(cur))")
+    out = m.run(["m"] * 3, [1.0, 5.0, 0.0])
+    assert out.status.tolist() == [0, 1, 1] and out.value[1:].tolist() == [3.0, 2.5]
+    m = qre("alphabet m; let r = avg(cur); pow(r, 2) + if(r > 2, 1, 0)")
+    assert m.run(["m"] * 3, [1.0, 5.0, 0.0]).value.tolist() == [1.0, 10.0, 4.0]
+    spread = qre("alphabet m; abs(avg_last(2, cur) - avg(cur)) > 1")
+    assert spread.run(["m"] * 4, [1.0, 5.0, 0.0, 20.0]).value[1:].tolist() == [0.0, 0.0, 1.0]
+    assert qre("alphabet m; max(cur)").run(["m"] * 2, [3.0, 1.0]).value.tolist() == [3.0, 3.0]
+
+
+def test_misused_signal_functions_say_what_to_write():
+    with pytest.raises(QreSyntaxError, match=r"max\(q1, q2\) of signals takes 2"):
+        qre("alphabet m; max(avg(cur), 1, 2)")
+    with pytest.raises(QreTypeError, match=r"default for each argument of abs"):
+        qre("alphabet m; once(abs(avg_last(2, cur)) > 1)")

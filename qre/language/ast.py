@@ -19,8 +19,8 @@ Three kinds of query (Figure 26):
   fold with several registers over the events so far, which ``iter`` cannot
   express since it folds one value; the ``var`` and ``std`` sugar use it);
 * top-level quantitative queries β — α, :class:`Fill`, :class:`FillWith`, and
-  :class:`Arith` (signals, issue 21: pointwise arithmetic of top-level queries,
-  beyond Figure 26);
+  :class:`Arith` and :class:`SignalFunction` (signals, issue 21: pointwise
+  arithmetic and functions of top-level queries, beyond Figure 26);
 * temporal queries φ — :class:`Compare`, :class:`BoolOp`, :class:`Not`,
   :class:`Prev`, :class:`Hist`, :class:`Once`, :class:`Since`, and
   :class:`BoundedPast` (their metric-bounded forms, issue 21 §2, with a
@@ -55,6 +55,7 @@ __all__ = [
     "COMPARISONS",
     "CONNECTIVES",
     "PAST_OPERATORS",
+    "SIGNAL_FUNCTIONS",
     "WINDOW_FUNCTIONS",
     "Aggregate",
     "Arith",
@@ -92,6 +93,7 @@ __all__ = [
     "Program",
     "Query",
     "RunningFold",
+    "SignalFunction",
     "Since",
     "Span",
     "Split",
@@ -413,6 +415,26 @@ class Since:
     span: Span | None = _NO_SPAN
 
 
+SIGNAL_FUNCTIONS = {"abs": 1, "sqrt": 1, "exp": 1, "log": 1, "floor": 1, "ceil": 1,
+                    "min": 2, "max": 2, "pow": 2, "if": 3}
+"""The TERM functions that also apply to signals, with their arities (:class:`SignalFunction`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class SignalFunction:
+    """``f(β1, …)``: a TERM function of signals, pointwise after every event (issue 21):
+    ``max(avg_last(5, cur), avg(cur))``, ``abs(r - m)``. Lifted like :class:`Arith`. Top
+    level."""
+
+    name: str
+    args: tuple[Query, ...]
+    span: Span | None = _NO_SPAN
+
+    def __post_init__(self) -> None:
+        if SIGNAL_FUNCTIONS.get(self.name) != len(self.args):
+            raise ValueError(f"{self.name} is not a function of {len(self.args)} signal(s)")
+
+
 PAST_OPERATORS = ("prev", "hist", "once", "since")
 """The past operators that take a metric bound (:class:`BoundedPast`)."""
 
@@ -598,8 +620,8 @@ class Name:
 
 
 Query = (Atom | Eps | Or | Split | Iter | Combine | PrefixSum | RunningFold | Fill | FillWith
-         | Arith | Compare | BoolOp | Not | Prev | Hist | Once | Since | BoundedPast | Name
-         | Aggregate | Matches)
+         | Arith | SignalFunction | Compare | BoolOp | Not | Prev | Hist | Once | Since
+         | BoundedPast | Name | Aggregate | Matches)
 
 
 @dataclass(frozen=True, slots=True)
@@ -637,7 +659,7 @@ def query_size(node: object, *, shared_operands: bool = False) -> int:
     return _size(node, {}, shared_operands)
 
 
-_SHARING = ("Combine", "Arith", "Compare", "BoolOp", "BoundedPast")
+_SHARING = ("Combine", "Arith", "SignalFunction", "Compare", "BoolOp", "BoundedPast")
 """The nodes whose identical operands the compiler compiles once (a parallel composition)."""
 
 

@@ -28,6 +28,7 @@ function                               text form
 ``fill(q)``, ``fill_with(q, d)``       ``fill(q)``, ``fill_with(q, d)``
 ``add(q1, q2)``, ``sub(q1, q2)``       ``q1 + q2``, ``q1 - q2`` (signals, issue 21)
 ``mul(q1, q2)``, ``div(q1, q2)``       ``q1 * q2``, ``q1 / q2``
+``signal(f, q1, …)``                   ``f(q1, …)``: ``max(q1, q2)``, ``abs(q)``, …
 ``lt(q1, q2)``, ``le(q1, q2)``         ``q1 < q2``, ``q1 <= q2``
 ``gt(q1, q2)``, ``ge(q1, q2)``         ``q1 > q2``, ``q1 >= q2``
 ``eq(q1, q2)``                         ``q1 == q2``
@@ -136,6 +137,7 @@ __all__ = [
     "prev",
     "program",
     "ref",
+    "signal",
     "since",
     "split",
     "std",
@@ -438,6 +440,20 @@ def fill_with(q: ast.Query, default: ast.Query) -> ast.FillWith:
 
 
 # --------------------------------------------------------------------------- signals
+
+
+def signal(name: str, *queries: ast.Query) -> ast.SignalFunction:
+    """``name(q1, …)``: a TERM function of signals (``signal("max", q1, q2)`` is
+    ``max(q1, q2)``; ``abs``, ``sqrt``, ``exp``, ``log``, ``floor``, ``ceil``, ``min``,
+    ``max``, ``pow``, ``if``)."""
+    arity = ast.SIGNAL_FUNCTIONS.get(name)
+    if arity is None:
+        raise _error("signal", f"name must be one of {', '.join(sorted(ast.SIGNAL_FUNCTIONS))}, "
+                               f"not {_show(name)}")
+    if len(queries) != arity:
+        raise _error("signal", f"{name} takes {arity} query argument(s), got {len(queries)}")
+    return ast.SignalFunction(name, tuple(_query(x, "signal", f"q{k + 1}")
+                                          for k, x in enumerate(queries)))
 
 
 def _arith(symbol: str, where: str, q1: ast.Query, q2: ast.Query) -> ast.Arith:

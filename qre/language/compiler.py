@@ -312,12 +312,17 @@ class Compiler:
 
     # ------------------------------------------------------------------ temporal φ
 
-    def _binary(self, left: ast.Query, right: ast.Query, term: Term) -> Compiled:
-        values, slots = self.distinct((left, right), lambda p: p.value)
+    def _pointwise(self, operands: Sequence[ast.Query], term: Term) -> Compiled:
+        """The operands' values in parallel, then ``term`` over y1, y2, … (operand k is
+        y{k+1}) as a data function: one sub-DT, read twice, for identical operands."""
+        values, slots = self.distinct(operands, lambda p: p.value)
         names = [f"y{k + 1}" for k in range(len(values))]
-        # y2 is y1 when both sides are one query (one sub-DT, read twice).
-        shared = term.substitute({Var("y2"): Var(names[slots[1]])})
+        shared = term.substitute({Var(f"y{k + 1}"): Var(names[slot])
+                                  for k, slot in enumerate(slots)})
         return Compiled(c.concat(c.parallel(*values), _g(names, shared)))
+
+    def _binary(self, left: ast.Query, right: ast.Query, term: Term) -> Compiled:
+        return self._pointwise((left, right), term)
 
     def _arith(self, q: ast.Arith) -> Compiled:
         """Issue 21 §1: both sides' values in parallel, then the operation as a data
@@ -325,6 +330,11 @@ class Compiler:
         undefined variable is undefined), so no rate condition is needed."""
         return self._binary(q.left, q.right,
                             Apply(ast.ARITHMETIC[q.op], (Var("y1"), Var("y2"))))
+
+    def _signalfunction(self, q: ast.SignalFunction) -> Compiled:
+        """``f(β1, …)`` (issue 21): as :meth:`_arith`, with f a TERM function."""
+        return self._pointwise(q.args, Apply(q.name, tuple(Var(f"y{k + 1}")
+                                                           for k in range(len(q.args)))))
 
     def _compare(self, q: ast.Compare) -> Compiled:
         return self._binary(q.left, q.right,

@@ -81,6 +81,7 @@ from dt.terms import MAX_TERM_DEPTH, Const, Term, Var, term_from_tree
 from .ast import (
     ANY_TAG,
     BUILTIN_OPS,
+    SIGNAL_FUNCTIONS,
     Aggregate,
     Arith,
     Atom,
@@ -116,6 +117,7 @@ from .ast import (
     Program,
     Query,
     RunningFold,
+    SignalFunction,
     Since,
     Span,
     Split,
@@ -203,6 +205,11 @@ def sugar_macro(name: str, fn: Callable[..., Query]) -> Sugar:
     return expand
 
 
+def _arity(name: str) -> int:
+    """The number of arguments of the sugar form ``name``."""
+    return len(inspect.signature(SUGAR_FORMS[name]).parameters)
+
+
 def _param_kind(annotation: object) -> str:
     text = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
     if text in ("int", "float"):
@@ -256,7 +263,7 @@ def parse(text: str) -> Program:
         raise QreSyntaxError("empty query: the text has no query, only blanks and comments",
                              text, Span(1, 1, 1, 1))
     try:
-        tree = _parser().parse(text)
+        tree = _parser().parse(text, start="start")
     except UnexpectedInput as err:
         raise _syntax_error(text, err) from None
     try:
@@ -270,7 +277,9 @@ _BLANK = re.compile(r"(?:[ \t\f\r\n]|#[^\n]*)*")
 
 
 _PARSER_OPTIONS = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True,
-                   "maybe_placeholders": False}
+                   "maybe_placeholders": False, "start": ["start", "query"]}
+"""``query`` is a second start rule: an argument of a signal function (``max(q1, q2)``),
+parsed as a term first (``NAME(args)`` takes terms), is parsed again as a query."""
 
 
 @cache
@@ -830,6 +839,8 @@ class _Converter:
         if fname in KEYWORDS:
             raise self.error(f"{fname!r} is a keyword and cannot be a function name", token)
         macro = SUGAR.get(fname)
+        if fname in SIGNAL_FUNCTIONS and (macro is None or len(args) != _arity(fname)):
+            return self.signal_function(tree, fname, args, depth)
         if macro is None:
             message = f"unknown query function {fname!r}"
             if fname in self.bound:
@@ -852,6 +863,27 @@ class _Converter:
             self.nest_name(name.name, depth + 1, name.span or span)
         # The expansion stands where the call is: later errors point at it.
         return result if result.span is not None else replace(result, span=span)
+
+    def signal_function(self, tree: lark.Tree, fname: str, args: list[lark.Tree],
+                        depth: int) -> Query:
+        """``f(q1, …)`` of signals (issue 21): each argument, which the grammar read as a
+        term, read again as a query from the same text (positions kept: the text before
+        it blanked)."""
+        if len(args) != SIGNAL_FUNCTIONS[fname]:
+            params = ", ".join(f"q{k + 1}" for k in range(SIGNAL_FUNCTIONS[fname]))
+            raise self.error(f"{fname}({params}) of signals takes {SIGNAL_FUNCTIONS[fname]} "
+                             f"query argument(s), got {len(args)}", tree)
+        return SignalFunction(fname, tuple(self.query_argument(a, depth) for a in args),
+                              _span(tree))
+
+    def query_argument(self, tree: lark.Tree, depth: int) -> Query:
+        start, end = tree.meta.start_pos, tree.meta.end_pos
+        blanked = re.sub(r"[^\n]", " ", self.text[:start]) + self.text[start:end]
+        try:
+            parsed = _parser().parse(blanked, start="query")
+        except UnexpectedInput as err:
+            raise _syntax_error(self.text, err) from None
+        return self.query(parsed, depth)
 
     def sugar_arg(self, tree: lark.Tree, depth: int) -> SugarArg:
         span = _span(tree)

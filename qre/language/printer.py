@@ -62,6 +62,7 @@ from .ast import (
     Program,
     Query,
     RunningFold,
+    SignalFunction,
     Since,
     Split,
     TagDecl,
@@ -237,6 +238,8 @@ def _query(q: Query) -> str:
         return _matches(q)
     if isinstance(q, FillWith):
         return f"fill_with({_query(q.body)}, {_query(q.default)})"
+    if isinstance(q, SignalFunction):
+        return f"{q.name}({', '.join(_query(a) for a in q.args)})"
     if isinstance(q, Not):
         return "!" + _at_least(q.body, _UNARY)
     if isinstance(q, Compare):

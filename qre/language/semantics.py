@@ -32,6 +32,7 @@ fold(…)            ``out(r(|w|))``, ``r(0) = init``, ``r(j) = update(r(j-1), w
 fill(α)            ``α(w[:j])`` for the largest ``j`` with a defined value; ⊥ if none
 fill_with(α1, α2)  ``α1(w)`` if defined, else ``α2(w)``
 β1 + - * / β2      ``op(β1(w), β2(w))``: signals (issue 21), any kind of side
+f(β1, …)           ``f(β1(w), …)``: a TERM function of signals (issue 21)
 β1 comp β2         ``comp(β1(w), β2(w))`` as 1.0/0.0, lifted (a partial side: ⊥ there)
 && || -> <-> !     on truth values, ``d ≠ 0`` (NaN included) is true; 1.0/0.0
 prev(φ)            ``φ(w[:-1])`` if ``w ≠ ε``, else 0
@@ -91,6 +92,7 @@ from .ast import (
     Program,
     Query,
     RunningFold,
+    SignalFunction,
     Since,
     Split,
 )
@@ -419,6 +421,11 @@ def _arith(ev: _Evaluator, q: Arith, i: int, j: int) -> XValue:
     return lift(OPS[ARITHMETIC[q.op]].fn, (ev.value(q.left, i, j), ev.value(q.right, i, j)))
 
 
+def _signal_function(ev: _Evaluator, q: SignalFunction, i: int, j: int) -> XValue:
+    """f(β1, …) = f(β1(w), …), lifted: each argument read on the same word."""
+    return lift(OPS[q.name].fn, tuple(ev.value(a, i, j) for a in q.args))
+
+
 def _compare(ev: _Evaluator, q: Compare, i: int, j: int) -> XValue:
     """β1 comp β2 = comp(β1(w), β2(w)) as 1.0/0.0, lifted (NaN compares false but !=)."""
     return lift(OPS[COMPARISONS[q.op]].fn, (ev.value(q.left, i, j), ev.value(q.right, i, j)))
@@ -544,6 +551,7 @@ _RULES: dict[type, Callable[[_Evaluator, Query, int, int], XValue]] = {
     Fill: _fill,
     FillWith: _fill_with,
     Arith: _arith,
+    SignalFunction: _signal_function,
     Compare: _compare,
     BoolOp: _boolop,
     Not: _not,

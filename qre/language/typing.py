@@ -463,6 +463,9 @@ def _default_hint(q: ast.Query, quoted: str) -> str:
     if isinstance(q, ast.Arith):
         return (f"a default for each side of {q.op} that is not defined everywhere, as in "
                 f"fill_with(q, const(0)) {q.op} ...")
+    if isinstance(q, ast.SignalFunction):
+        return (f"a default for each argument of {q.name} that is not defined everywhere, "
+                f"as in {q.name}(fill_with(q, const(0)), ...)")
     if isinstance(q, ast.Fill | ast.FillWith | ast.Aggregate | ast.Matches):
         return "a default inside it, on the base query it reads (fill_with(q, const(0)))"
     return f"fill_with({quoted}, const(0))"
@@ -625,11 +628,13 @@ class _Checker:
         self.base(q, q.default)
         return Kind.TOP, None
 
-    def _arith(self, q: ast.Arith) -> tuple[Kind, None]:
+    def _arith(self, q: ast.Arith | ast.SignalFunction) -> tuple[Kind, None]:
         """A signal: each side is any query, read on every prefix (issue 21 §1)."""
-        for operand in (q.left, q.right):
+        for operand in (q.left, q.right) if isinstance(q, ast.Arith) else q.args:
             self.operand(q, operand, Kind.BASE, Kind.TOP, Kind.TEMPORAL)
         return Kind.TOP, None
+
+    _signalfunction = _arith
 
     # ------------------------------------------------------------------ temporal
 
