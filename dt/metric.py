@@ -32,7 +32,8 @@ starts at or before t + A. The second one starts at or after t + 2, the j-th at 
 after t + 2 + (j − 2)(L + 1), so there are at most 2 + ⌊(A − 2)/(L + 1)⌋ (one if
 A < 2). The ring's next slot holds the interval that joined K insertions ago, which
 is therefore dead when it is reused. For A = 0 or B = ∞, K = 1: the state is two
-registers whatever the event rate. A time bound's K is computed for δ = 1 ns (the
+registers whatever the event rate (one for A = 0: an interval then starts at or
+before now, so only its end is kept). A time bound's K is computed for δ = 1 ns (the
 unit of the query's durations), the finest resolution and the most slots (a
 coarser δ rounds the interval to fewer whole units; tests/test_metric.py checks
 this for every small bound).
@@ -167,7 +168,10 @@ def metric_past(body: DT, bound: MetricBound, *, negate: bool = False) -> DT:
     hit: Term = Apply("not", (held,)) if negate else held
     keep: Term | None = kept[0] if kept else None
     k = bound.slots
-    xs = [f.register("x", math.inf) for _ in range(k)]
+    # With A = 0 every interval starts at or before now (at a time ψ held): one slot
+    # (K = 1) and no start register, the output is now < y.
+    starts = not (k == 1 and bound.lo == Const(0.0))
+    xs = [f.register("x", math.inf) for _ in range(k)] if starts else []
     ys = [f.register("y", -math.inf) for _ in range(k)]
     start, end = _add(f.now, bound.lo), _add(f.now, bound.hi)
     # The end of the latest interval: slot 0's with one slot; a ring of K > 1 slots keeps
@@ -177,7 +181,8 @@ def metric_past(body: DT, bound: MetricBound, *, negate: bool = False) -> DT:
     merge = _and(hit, Apply("le", (start, latest)))
     insert = _and(hit, Apply("not", (merge,)))
     if k == 1:
-        f.update(xs[0], _if(insert, start, Var(xs[0])))
+        if starts:
+            f.update(xs[0], _if(insert, start, Var(xs[0])))
         f.update(ys[0], _if(hit, end, latest))
     else:
         ring = f.register("k", float(k - 1))  # the first interval takes slot 0
@@ -191,8 +196,10 @@ def metric_past(body: DT, bound: MetricBound, *, negate: bool = False) -> DT:
             f.update(y, _if(_and(hit, target), end, kept_y))
         f.update(ring, _if(insert, nxt, Var(ring)))
         f.update(last, _if(hit, end, latest))
-    inside = [_and(Apply("le", (Var(x, True), f.now)), Apply("lt", (f.now, Var(y, True))))
-              for x, y in zip(xs, ys, strict=True)]
+    before = [Apply("lt", (f.now, Var(y, True))) for y in ys]
+    inside = ([_and(Apply("le", (Var(x, True), f.now)), b) for x, b in zip(xs, before,
+                                                                           strict=True)]
+              if starts else before)
     held_now = inside[0]
     for term in inside[1:]:
         held_now = Apply("or", (held_now, term))

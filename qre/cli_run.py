@@ -96,8 +96,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     with progress.stage("run") as stage:
         if is_timed(m):
             if args.time is None:
-                raise UsageError("this query is timed (a window, a clock period or a "
-                                 "within): give the event times with --time COL")
+                raise UsageError("this query is timed (a window, a clock period, a within "
+                                 "or a past operator bounded by durations): give the event "
+                                 "times with --time COL")
             engine = m.resolve_engine(args.engine)  # its clock ticks are not counted yet
             result = _run_timed(args, m, frame, tags, engine)
         else:

@@ -326,12 +326,14 @@ def test_reelay_discrete_monitors_agree():
 
 
 def test_state_is_constant_for_a_zero_start_and_bounded_otherwise():
-    zero = qre("alphabet p, q; once[0s, 10min](is(p))").stats.registers
-    for start in ("0s, 1h", "0s, inf", "5s, inf"):
-        assert qre(f"alphabet p, q; once[{start}](is(p))").stats.registers == zero
-    wide = qre("alphabet p, q; once[5min, 6min](is(p))").stats.registers
-    # K = 6 slots of two registers, a ring index and the latest end, against one slot
-    assert wide - zero == 2 * (6 - 1) + 2
+    def registers(bound: str) -> int:
+        return qre(f"alphabet p, q; once[{bound}](is(p))").stats.registers
+
+    zero = registers("0s, 10min")  # one register: the end of the latest interval
+    assert registers("0s, 1h") == registers("0s, inf") == zero
+    assert registers("5s, inf") == zero + 1  # its start too
+    # K = 6 slots of two registers, a ring index and the latest end
+    assert registers("5min, 6min") == zero - 1 + 2 * 6 + 2
 
 
 def test_a_failure_within_the_last_ten_minutes():
