@@ -18,6 +18,8 @@ Modules: :mod:`~dt.values` (extended values), :mod:`~dt.terms` (terms, their
 syntax and evaluation), :mod:`~dt.model` (the DT), :mod:`~dt.builder`,
 :mod:`~dt.reference` (Figure 25), :mod:`~dt.functions` (data functions),
 :mod:`~dt.constructions` (§5.2), :mod:`~dt.support` (conditioning on ⊥/D/⊤),
+the direct constructions of timed queries — :mod:`~dt.windows` (window aggregates
+and folds) and :mod:`~dt.metric` (metric-bounded past operators, O(K) per event),
 :mod:`~dt.projection` (unit signature, Theorem 5.2), the analyses on it —
 :mod:`~dt.equivalence` (status-level equivalence, Theorem 5.3) and
 :mod:`~dt.restartability` (Theorem 5.6, output-synchronization) — and on

@@ -2,8 +2,8 @@
 
 Pipeline position: inside :func:`spark_udf.keyed.step`, for monitors that read
 event times (a clock — window aggregates, ``period`` — or ``cur.time``, a
-pattern's ``within``). Pure pandas/numpy, tested without Spark like the rest
-of :mod:`spark_udf.keyed`.
+pattern's ``within``, a past operator bounded by durations). Pure pandas/numpy,
+tested without Spark like the rest of :mod:`spark_udf.keyed`.
 
 The rows are those of :meth:`qre.Monitor.run_timed` on the key's released
 events: the key's clock ticks at each multiple of the period that its time

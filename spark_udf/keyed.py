@@ -100,7 +100,8 @@ class Rules:
     clock: Clock | None = None
     """A timed monitor's clock (period and horizon in µs here), or None."""
     timed: bool = False
-    """The monitor reads event times (a clock, ``cur.time``, a ``within``)."""
+    """The monitor reads event times (a clock, ``cur.time``, a ``within``, a bounded
+    past operator)."""
     unit_us: int = 1
     """Microseconds per unit of the time column (1 for timestamps): the unit of
     ``cur.time`` (and δ for integer times: :attr:`delta_us`)."""

@@ -168,8 +168,9 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
     check_arguments(caller, monitor, key, time, tag, value, tiebreak, keep, prefix, engine,
                     unknown_tags)
     if not timed and is_timed(monitor):
-        raise ValueError(f"{caller}: this monitor is timed (a window, a clock period or a "
-                         f"pattern's within): run it with spark_udf.monitor_timed")
+        raise ValueError(f"{caller}: this monitor is timed (a window, a clock period, a "
+                         f"pattern's within or a past operator bounded by durations): run it "
+                         f"with spark_udf.monitor_timed")
     values = (value,) if isinstance(value, str) else tuple(value or ())
     ties = (tiebreak,) if isinstance(tiebreak, str) else tuple(tiebreak or ())
     have = set(df.columns)

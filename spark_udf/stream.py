@@ -42,11 +42,11 @@ becomes NaN. So a numeric key is told apart (and hashed to its bucket) by its te
 keeps exactly, and read back here (:func:`_key_from_text`).
 
 Timed monitors (window aggregates, a clock period, patterns with ``within``,
-derived tags) emit the rows of :meth:`qre.Monitor.run_timed` instead of one
-row per event: a key's clock ticks between its events and, with a watermark,
-whenever the watermark passes a boundary after its last event (the key's
-timer), so idle keys close their windows; a window monitor's key state is
-dropped once all its windows are closed. ``lateness`` (with a watermark)
+past operators bounded by durations, derived tags) emit the rows of
+:meth:`qre.Monitor.run_timed` instead of one row per event: a key's clock ticks
+between its events and, with a watermark, whenever the watermark passes a boundary
+after its last event (the key's timer), so idle keys close their windows; a window
+monitor's key state is dropped once all its windows are closed. ``lateness`` (with a watermark)
 is seed 000's allowed lateness: the rules run that much behind the
 watermark, so an event is accepted, and processed in order, until a window
 it falls in has closed for good (its end plus the lateness passed by the

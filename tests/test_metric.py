@@ -361,6 +361,8 @@ def test_bounds_parse_and_print_back():
 def test_misuse_says_what_to_write():
     with pytest.raises(QreSyntaxError, match="two durations"):
         parse("alphabet p; once[1, 10s](is(p))")
+    with pytest.raises(QreSyntaxError, match=r"expected ',' or ':' \(a bound is \[lo, hi\]\)"):
+        parse("alphabet p; once[5s](is(p))")
     with pytest.raises(QreSyntaxError, match="lo ≤ hi"):
         parse("alphabet p; once[5s, 1s](is(p))")
     with pytest.raises(QreTypeError, match=r"widen it, e\.g\. to once\[1h, "):

@@ -7,7 +7,8 @@ the sugar of :mod:`~qre.language.sugar`; :mod:`~qre.language.typing` resolves na
 fixes the alphabet and checks rates (automata of :mod:`~qre.language.automata`);
 :mod:`~qre.language.compiler` builds the DT pair (A_α, I_α) with package ``dt``'s
 constructions; timed queries add a clock (:mod:`~qre.language.clock`), CER patterns
-(:mod:`~qre.language.patterns`) and derived tags (:mod:`~qre.language.derive`).
+(:mod:`~qre.language.patterns`), derived tags (:mod:`~qre.language.derive`) and past
+operators bounded by durations (read the event time as ``within`` does).
 :mod:`~qre.language.semantics` is the independent denotational oracle. Errors are
 :mod:`~qre.language.errors`' located ``QreSyntaxError`` / ``QreTypeError``.
 

@@ -433,7 +433,8 @@ _GROUPS = [
 ]
 _TOKEN_NAMES = {"NAME": "a name", "NUMBER": "a number", "CMP": "a comparison",
                 "$END": "end of query", "term__CMP_OP": "a comparison",
-                "term__ADD_OP": "'+' or '-'", "term__MUL_OP": "'*', '/' or '%'"}
+                "term__ADD_OP": "'+' or '-'", "term__MUL_OP": "'*', '/' or '%'",
+                "BOUND_SEP": "',' or ':' (a bound is [lo, hi])"}
 
 
 def _describe(expected: set[str]) -> str:
