@@ -225,15 +225,12 @@ def _queries(n_bound: int, tags: tuple[str, ...] | None, wild: bool,
               st.one_of(*(_folds(k, wild) for k in (1, 2, 3)))]
     if n_bound:
         leaves.append(st.builds(Name, st.sampled_from(_refs(n_bound))))
-    # A signal function's arguments are read as terms first (qre/language/parser.py): drawn
-    # from what prints as one (no lambda, bound, since or ->).
-    plain = st.one_of(*leaves[:2], *leaves[3:])
-    functions = st.sampled_from(sorted(SIGNAL_FUNCTIONS)).flatmap(
-        lambda f: st.builds(SignalFunction, st.just(f),
-                            st.tuples(*[plain] * SIGNAL_FUNCTIONS[f])))
 
     def extend(q):
         unary = [st.builds(node, q) for node in (Fill, Not, Prev, Hist, Once)]
+        functions = st.sampled_from(sorted(SIGNAL_FUNCTIONS)).flatmap(
+            lambda f: st.builds(SignalFunction, st.just(f),
+                                st.tuples(*[q] * SIGNAL_FUNCTIONS[f])))
         combines = [st.builds(Combine, st.tuples(*[q] * k), ops(k, wild)) for k in (1, 2, 3, 4)]
         return st.one_of(
             st.builds(Or, q, q),

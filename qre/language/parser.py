@@ -205,6 +205,15 @@ def sugar_macro(name: str, fn: Callable[..., Query]) -> Sugar:
     return expand
 
 
+def reads_as_term(text: str) -> bool:
+    """Whether ``text`` parses as a TERM (the printer's test for ``f(q)`` of signals)."""
+    try:
+        _parser().parse(text, start="term")
+    except UnexpectedInput:
+        return False
+    return True
+
+
 def _arity(name: str) -> int:
     """The number of arguments of the sugar form ``name``."""
     return len(inspect.signature(SUGAR_FORMS[name]).parameters)
@@ -277,9 +286,10 @@ _BLANK = re.compile(r"(?:[ \t\f\r\n]|#[^\n]*)*")
 
 
 _PARSER_OPTIONS = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True,
-                   "maybe_placeholders": False, "start": ["start", "query"]}
+                   "maybe_placeholders": False, "start": ["start", "query", "term"]}
 """``query`` is a second start rule: an argument of a signal function (``max(q1, q2)``),
-parsed as a term first (``NAME(args)`` takes terms), is parsed again as a query."""
+parsed as a term first (``NAME(args)`` takes terms), is parsed again as a query;
+``term`` a third: the printer asks whether an argument's text reads as a term."""
 
 
 @cache
@@ -481,7 +491,7 @@ _QUERY_KINDS = frozenset({
     "atom", "eps", "or_", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
     "prev", "hist", "once", "call", "name", "paren_name", "paren", "boolop", "since",
     "compare", "arith", "not_", "aggregate", "matched", "matches", "fold", "literal",
-    "prev_bounded", "hist_bounded", "once_bounded", "since_bounded",
+    "prev_bounded", "hist_bounded", "once_bounded", "since_bounded", "pointwise",
 })
 
 
@@ -750,6 +760,9 @@ class _Converter:
         if kind == "arith":
             left, token, right = kids
             return Arith(str(token), self.query(left, d), self.query(right, d), span)
+        if kind == "pointwise":
+            name, *args = kids
+            return self.signal_function(tree, str(name), [self.query(a, d) for a in args])
         if kind == "aggregate":
             return self.aggregate(tree, d)
         if kind in ("matched", "matches"):
@@ -841,7 +854,8 @@ class _Converter:
             raise self.error(f"{fname!r} is a keyword and cannot be a function name", token)
         macro = SUGAR.get(fname)
         if fname in SIGNAL_FUNCTIONS and (macro is None or len(args) != _arity(fname)):
-            return self.signal_function(tree, fname, args, depth)
+            return self.signal_function(tree, fname,
+                                        [self.query_argument(a, depth) for a in args])
         if macro is None:
             message = f"unknown query function {fname!r}"
             if fname in self.bound:
@@ -865,19 +879,20 @@ class _Converter:
         # The expansion stands where the call is: later errors point at it.
         return result if result.span is not None else replace(result, span=span)
 
-    def signal_function(self, tree: lark.Tree, fname: str, args: list[lark.Tree],
-                        depth: int) -> Query:
-        """``f(q1, …)`` of signals (issue 21): each argument, which the grammar read as a
-        term, read again as a query from the same text (positions kept: the text before
-        it blanked)."""
+    def signal_function(self, tree: lark.Tree, fname: str, args: list[Query]) -> Query:
+        """``f(q1, …)`` or ``pointwise(f, q1, …)`` of signals (issue 21)."""
+        if fname not in SIGNAL_FUNCTIONS:
+            raise self.error(f"pointwise takes a function of {', '.join(SIGNAL_FUNCTIONS)}, "
+                             f"not {fname!r}", tree)
         if len(args) != SIGNAL_FUNCTIONS[fname]:
             params = ", ".join(f"q{k + 1}" for k in range(SIGNAL_FUNCTIONS[fname]))
             raise self.error(f"{fname}({params}) of signals takes {SIGNAL_FUNCTIONS[fname]} "
                              f"query argument(s), got {len(args)}", tree)
-        return SignalFunction(fname, tuple(self.query_argument(a, depth) for a in args),
-                              _span(tree))
+        return SignalFunction(fname, tuple(args), _span(tree))
 
     def query_argument(self, tree: lark.Tree, depth: int) -> Query:
+        """An argument of ``f(...)``, read as a term by the grammar, read as a query: the
+        text before it blanked, so that positions (and carets) stay those of the text."""
         start, end = tree.meta.start_pos, tree.meta.end_pos
         blanked = re.sub(r"[^\n]", " ", self.text[:start]) + self.text[start:end]
         try:

@@ -239,7 +239,12 @@ def _query(q: Query) -> str:
     if isinstance(q, FillWith):
         return f"fill_with({_query(q.body)}, {_query(q.default)})"
     if isinstance(q, SignalFunction):
-        return f"{q.name}({', '.join(_query(a) for a in q.args)})"
+        from .parser import reads_as_term  # the parser reads f(args) as terms first
+
+        args = [_query(a) for a in q.args]
+        if all(reads_as_term(a) for a in args):
+            return f"{q.name}({', '.join(args)})"
+        return f"pointwise({q.name}, {', '.join(args)})"
     if isinstance(q, Not):
         return "!" + _at_least(q.body, _UNARY)
     if isinstance(q, Compare):
