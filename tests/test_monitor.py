@@ -344,7 +344,8 @@ def test_a_dt_reading_cur_and_a_field_is_refused_at_load():
     query that mixes them is a type error at the construct reading the field."""
     both = "combine(iter(atom(a, cur), 0, +), iter(atom(a, cur.x), 0, +), +)"
     with pytest.raises(QreTypeError, match=r"reads cur\.x, but the query also reads cur "
-                       r"\(line 1, column 14\).*not both at line 1, column 40"):
+                       r"\(line 1, column 14\).*not both: pass values as a dict or DataFrame "
+                       r"of columns and read them as cur\.FIELD at line 1, column 40"):
         qre(both)
     dt = qre(both.replace("cur.x", "cur"), optimize=False).dt
     mixed = DT(dt.alphabet, dt.states, dt.initial, dt.final,

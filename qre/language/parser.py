@@ -76,7 +76,7 @@ from codegen.cache_files import cache_dir, new_temporary, seal, unseal
 from dt import terms as _dt_terms
 from dt.errors import TermSyntaxError
 from dt.terms import KEYWORDS as TERM_KEYWORDS
-from dt.terms import MAX_TERM_DEPTH, Const, Term, Var, term_from_tree
+from dt.terms import MAX_TERM_DEPTH, OPS, Const, Term, Var, term_from_tree
 
 from .ast import (
     ANY_TAG,
@@ -854,6 +854,14 @@ class _Converter:
             raise self.error(f"{fname!r} is a keyword and cannot be a function name", token)
         macro = SUGAR.get(fname)
         if fname in SIGNAL_FUNCTIONS and (macro is None or len(args) != _arity(fname)):
+            for arg in args:  # f(cur, …) is a term of the event, not a function of signals
+                if _reads_cur(arg):
+                    written = re.sub(r"\s+", " ", self.text[tree.meta.start_pos:
+                                                            tree.meta.end_pos])
+                    running = (f", or {fname}(t) for the running {fname}" if macro else "")
+                    raise self.error(f"{fname}(...) of queries computes on signals, and cur "
+                                     f"is not one: write the term in last(...): "
+                                     f"last({written}){running}", arg)
             return self.signal_function(tree, fname,
                                         [self.query_argument(a, depth) for a in args])
         if macro is None:
@@ -968,6 +976,20 @@ def _term_height(term: Term) -> int:
         height = max(height, level)
         stack.extend((child, level + 1) for child in node.children())
     return height
+
+
+def _reads_cur(node: lark.Tree) -> bool:
+    """Whether a call argument, read as a term, is a term of the event: cur outside every
+    query call (``cur + 1``, ``max(cur, 1)``; not ``avg_last(2, cur)``)."""
+    kind = _kind(node)
+    if kind in ("term__cur", "term__cur_field"):
+        return True
+    if kind == "term__call":
+        name, *args = node.children
+        spec = OPS.get(str(name))
+        if spec is None or spec.style != "call" or spec.arity != len(args):
+            return False  # a query function (sugar, atom, ...): its cur is its own
+    return any(_reads_cur(child) for child in node.children if isinstance(child, lark.Tree))
 
 
 def _kind_is(node: lark.Tree | lark.Token, kind: str) -> bool:
