@@ -408,6 +408,8 @@ def _bound_end(value: int, bound: ast.PastBound) -> str:
 def _construct(q: ast.Query) -> str:
     if isinstance(q, ast.Compare | ast.BoolOp | ast.Arith):
         return f"'{q.op}'"
+    if isinstance(q, ast.SignalFunction):
+        return q.name
     if isinstance(q, ast.BoundedPast):
         hi = "inf" if q.bound.hi is None else _bound_end(q.bound.hi, q.bound)
         return f"{q.op}[{_bound_end(q.bound.lo, q.bound)}, {hi}]"
