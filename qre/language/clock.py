@@ -37,7 +37,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["MAX_IDLE_TICKS", "UNIT_NS", "Clock", "Steps", "TicksOverflow", "TooManyTicks",
-           "check_ticks", "clock_steps", "format_duration"]
+           "check_ticks", "clock_steps", "duration_ns", "format_duration"]
 
 MAX_IDLE_TICKS = 10_000_000
 """The most ticks a clock without a horizon makes in one idle gap of a key (between
@@ -77,6 +77,21 @@ class Clock:
             raise ValueError(f"the clock period ({format_duration(self.period_ns)}) is not a "
                              f"whole number of the time unit {unit!r}; pass a finer time_unit")
         return period
+
+
+def duration_ns(number: str, unit: str) -> int:
+    """``number`` of ``unit`` (a name of :data:`UNIT_NS`) in whole nanoseconds; a
+    ValueError naming the problem otherwise.
+
+    >>> duration_ns("1.5", "s"), duration_ns("0", "min")
+    (1500000000, 0)
+    """
+    if unit not in UNIT_NS:
+        raise ValueError(f"unknown time unit {unit!r}; units: {', '.join(UNIT_NS)}")
+    ns = float(number) * UNIT_NS[unit]
+    if not float(ns).is_integer():
+        raise ValueError("a duration is a whole number of nanoseconds")
+    return int(ns)
 
 
 def format_duration(ns: int) -> str:

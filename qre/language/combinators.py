@@ -93,7 +93,7 @@ from dt.terms import Const, Term, parse_term
 
 from . import ast
 from . import sugar as _sugar
-from .clock import UNIT_NS
+from .clock import UNIT_NS, duration_ns
 from .errors import QreSyntaxError
 from .parser import KEYWORDS
 
@@ -554,6 +554,13 @@ BoundLike = tuple[int | str | None, int | str | None]
 _DURATION = re.compile(r"([0-9]+(?:\.[0-9]*)?)([a-z]+)")
 
 
+def _duration(number: str, unit: str) -> int | None:
+    try:
+        return duration_ns(number, unit)
+    except ValueError:
+        return None
+
+
 def _bound(value: object, where: str) -> ast.PastBound:
     """``(lo, hi)`` as the parser reads ``[lo, hi]``."""
     if not (isinstance(value, tuple) and len(value) == 2):
@@ -567,8 +574,8 @@ def _bound(value: object, where: str) -> ast.PastBound:
                 not timed or end == 0):
             ends.append(end)
         elif isinstance(end, str) and (match := _DURATION.fullmatch(end)) and \
-                match[2] in UNIT_NS and float(float(match[1]) * UNIT_NS[match[2]]).is_integer():
-            ends.append(int(float(match[1]) * UNIT_NS[match[2]]))
+                (ns := _duration(match[1], match[2])) is not None:
+            ends.append(ns)
         else:
             raise _error(where, f"bound {role} must be an event count (an int ≥ 0) or, with "
                                 f"the other end a duration too, a duration such as '10s' "

@@ -125,7 +125,7 @@ from .ast import (
     WindowFold,
     WindowFunction,
 )
-from .clock import UNIT_NS
+from .clock import UNIT_NS, duration_ns
 from .errors import QreError, QreSyntaxError
 from .sugar import SUGAR_FORMS, const
 
@@ -549,13 +549,10 @@ class _Converter:
     def nanoseconds(self, tree: lark.Tree) -> int:
         """``NUMBER UNIT`` in nanoseconds: a whole number of them."""
         number, unit = tree.children
-        if str(unit) not in UNIT_NS:
-            raise self.error(f"unknown time unit {str(unit)!r}; units: {', '.join(UNIT_NS)}",
-                             unit)
-        ns = float(str(number)) * UNIT_NS[str(unit)]
-        if not float(ns).is_integer():
-            raise self.error("a duration is a whole number of nanoseconds", tree)
-        return int(ns)
+        try:
+            return duration_ns(str(number), str(unit))
+        except ValueError as err:
+            raise self.error(str(err), unit if str(unit) not in UNIT_NS else tree) from None
 
     def past_bound(self, tree: lark.Tree) -> PastBound:
         """``[lo, hi]`` of a bounded past operator: durations (nanoseconds, 0 allowed,

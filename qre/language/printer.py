@@ -71,7 +71,7 @@ from .ast import (
 from .clock import format_duration
 from .parser import KEYWORDS
 
-__all__ = ["to_text"]
+__all__ = ["bound_text", "to_text"]
 
 # Precedence levels, loosest first (as in grammar.lark); primaries bind tightest.
 _IFF, _IMP, _OR, _AND, _SINCE, _CMP, _SUM, _PRODUCT, _UNARY, _PRIMARY = range(1, 11)
@@ -166,7 +166,7 @@ def _pattern(p: Pattern | PatternNot) -> str:
     raise TypeError(f"not a pattern node: {p!r}")
 
 
-def _bound(bound: PastBound) -> str:
+def bound_text(bound: PastBound) -> str:
     """``[lo, hi]``: event counts, or durations (``inf`` for an open end)."""
     def end(value: int) -> str:
         return str(value) if bound.events else format_duration(value)
@@ -259,9 +259,9 @@ def _query(q: Query) -> str:
     if isinstance(q, BoundedPast):
         if q.op == "since":
             left, right = q.operands
-            return (f"{_at_least(left, _SINCE)} since{_bound(q.bound)} "
+            return (f"{_at_least(left, _SINCE)} since{bound_text(q.bound)} "
                     f"{_at_least(right, _SINCE + 1)}")
-        return f"{q.op}{_bound(q.bound)}({_query(q.operands[0])})"
+        return f"{q.op}{bound_text(q.bound)}({_query(q.operands[0])})"
     if isinstance(q, BoolOp):
         prec = _CONNECTIVE_PREC[q.op]
         if q.op == "<->":  # does not chain

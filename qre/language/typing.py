@@ -59,7 +59,7 @@ from dt.windows import MAX_SLOTS
 
 from . import ast
 from . import automata as fa
-from .clock import UNIT_NS, format_duration
+from .clock import UNIT_NS
 from .compiler import Compiler
 from .errors import QreTypeError
 from .event_data import check_event_data
@@ -401,18 +401,15 @@ def _widened(q: ast.BoundedPast) -> ast.BoundedPast:
     return replace(q, bound=replace(q.bound, hi=lo + width))
 
 
-def _bound_end(value: int, bound: ast.PastBound) -> str:
-    return str(value) if bound.events else format_duration(value)
-
-
 def _construct(q: ast.Query) -> str:
     if isinstance(q, ast.Compare | ast.BoolOp | ast.Arith):
         return f"'{q.op}'"
     if isinstance(q, ast.SignalFunction):
         return q.name
     if isinstance(q, ast.BoundedPast):
-        hi = "inf" if q.bound.hi is None else _bound_end(q.bound.hi, q.bound)
-        return f"{q.op}[{_bound_end(q.bound.lo, q.bound)}, {hi}]"
+        from .printer import bound_text
+
+        return f"{q.op}{bound_text(q.bound)}"
     if isinstance(q, ast.Since):
         return "since" if q.strong else "wsince"
     return _BASE_NAMES.get(type(q), type(q).__name__.lower())
