@@ -1,4 +1,5 @@
-"""Windowed averages per core: qre against Spark's native ``groupBy(window(...))`` (issue 7).
+"""Windowed averages per core: qre against Spark's native ``groupBy(window(...))`` (issue 7)
+and ``groupBy(session_window(...))`` (issue 21 §3).
 
 Run (from the repository root)::
 
@@ -9,15 +10,17 @@ benchmarks/RESULTS.md, section "windows" (``--output``).
 
 Writes seeded random events (key, timestamp, tag, value; about ten events per
 key and minute, in random order) to Parquet in a temporary directory and, for
-a tumbling window (60 s) and a sliding one (60 s every 10 s), times the
-average of ``v`` per key and window:
+a tumbling window (60 s), a sliding one (60 s every 10 s) and session windows
+(a 10 s gap: sessions of about five events), times the average of ``v`` per
+key and window:
 
 * ``Monitor.run_timed`` (engine ``codegen``) in this process, on the columns
   read back from the Parquet file with pandas (sorting, ticks and the kernel:
   one core);
 * ``spark_udf.monitor_timed`` on Spark local[*], written to the ``noop`` sink;
 * native Spark SQL, ``groupBy(k, window(ts, "60 seconds"[, "10 seconds"]))
-  .agg(avg(v))``, written to the ``noop`` sink;
+  .agg(avg(v))`` (``session_window(ts, "10 seconds")`` for sessions), written to
+  the ``noop`` sink;
 * the floor of monitor_timed: ``repartition(k)`` and ``mapInArrow`` of a function
   that reads the batches and returns nothing (the same job for both windows).
 
@@ -28,8 +31,9 @@ by the cores of local[*]).
 
 The outputs are cross-checked first, on the events of one key in a hundred:
 the three give the same non-empty windows (Spark's ``window.end`` − 1 µs is
-qre's stamp, seed 004 §2.1: γ.l + WS − δ) and the same averages (relative
-tolerance 1e-9: the sums are taken in different orders).
+qre's stamp, seed 004 §2.1: γ.l + WS − δ; a session's end is its last event +
+the gap in both) and the same averages (relative tolerance 1e-9: the sums are
+taken in different orders).
 """
 
 from __future__ import annotations
@@ -53,15 +57,16 @@ from results import RESULTS, write_section
 from qre import Monitor, qre
 from spark_udf import local_session, monitor_timed
 
-WINDOWS = {"tumbling 60 s": (60, 60), "sliding 60 s / 10 s": (60, 10)}
-"""Name → (size, slide) in seconds."""
+WINDOWS = {"tumbling 60 s": (60, 60), "sliding 60 s / 10 s": (60, 10), "session 10 s gap": (10, 0)}
+"""Name → (size, slide) in seconds; slide 0: sessions, size the gap."""
 
 EVENTS_PER_KEY_MINUTE = 10
 START = np.datetime64("2026-11-25T00:00:00", "us")
 
 
 def query(size: int, slide: int) -> str:
-    return f"alphabet m; aggregate(avg(cur), {size}s, {slide}s)"
+    span = f"session({size}s)" if slide == 0 else f"{size}s, {slide}s"
+    return f"alphabet m; aggregate(avg(cur), {span})"
 
 
 def events(n: int, keys: int, seed: int = 0) -> pd.DataFrame:
@@ -74,8 +79,9 @@ def events(n: int, keys: int, seed: int = 0) -> pd.DataFrame:
 
 
 def native_window(df: DataFrame, size: int, slide: int) -> DataFrame:
-    """The average per key and non-empty window, in Spark SQL."""
-    window = F.window("ts", f"{size} seconds", f"{slide} seconds")
+    """The average per key and non-empty window (session: slide 0), in Spark SQL."""
+    window = (F.session_window("ts", f"{size} seconds") if slide == 0
+              else F.window("ts", f"{size} seconds", f"{slide} seconds"))
     return df.groupBy("k", window.alias("w")).agg(F.avg("v").alias("value"))
 
 
@@ -176,7 +182,8 @@ def main() -> None:
                  best_seconds(lambda m=m: run_local(pdf, m), args.repeat)),
                 (name, "qre monitor_timed, Spark local[*]", spark_cores,
                  best_seconds(to_noop(qre_on_spark(df, m)), args.repeat)),
-                (name, "native Spark SQL groupBy(window)", spark_cores,
+                (name, f"native Spark SQL groupBy({'session_' * (slide == 0)}window)",
+                 spark_cores,
                  best_seconds(to_noop(native_window(df, size, slide)), args.repeat)),
                 (name, "floor: the shuffle and Arrow of monitor_timed, no work", spark_cores,
                  best_seconds(to_noop(shuffle_floor(df)), args.repeat))]
@@ -188,7 +195,8 @@ def main() -> None:
              "The average of `v` per key and window, "
              f"{args.events:,} events, {args.keys:,} keys, about "
              f"{EVENTS_PER_KEY_MINUTE} per key and minute, read from Parquet; query "
-             f"`{query(60, 10)}` (sliding) and its tumbling form. Spark jobs written to the "
+             f"`{query(60, 10)}` (sliding), its tumbling form and `{query(10, 0)}`. "
+             "Spark jobs written to the "
              f"`noop` sink; best of {args.repeat} after a warm-up. Outputs cross-checked on "
              "the events of one key in a hundred (same non-empty windows, same stamps, "
              "averages within 1e-9): "
@@ -199,7 +207,8 @@ def main() -> None:
              "output frame). monitor_timed: `repartition(k)` sends every event through Spark's "
              "shuffle and Arrow, then run_timed per partition. Native Spark aggregates each "
              "window partially before its shuffle, and a sliding window expands each event "
-             "into size / slide windows (6 here)."]
+             "into size / slide windows (6 here). Spark's session windows sort each key's "
+             "events and merge them after the shuffle."]
     text = "\n".join([*lines, *table_rows(rows, args.events), *notes]) + "\n"
     write_section(args.output, "windows", text)
     print(text)

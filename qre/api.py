@@ -78,8 +78,11 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
     if typed.period is not None:
         # A window aggregate is silent after `slots` idle ticks (dt.windows).
         window = typed.query if isinstance(typed.query, ast.Aggregate) else None
-        clock = Clock(typed.period, None if window is None else window.slots,
-                      None if window is None else window.size)
+        if window is not None and window.session:
+            clock = Clock(typed.period, 1, session=True)
+        else:
+            clock = Clock(typed.period, None if window is None else window.slots,
+                          None if window is None else window.size)
     return Monitor.from_dt(compiled.value, optimize=optimize, identity=compiled.identity,
                            source=text, clock=clock,
                            derivation=derivation(typed.derived, typed.alphabet))

@@ -107,7 +107,8 @@ def key_columns(plan: Plan, rules: Rules) -> list[str]:
     if rules.watermark:
         names += ["wake_ms", "waiting"]
     if rules.timed:
-        names += ["clock_us", "ahead_us", "sent_us", "sent_status", "sent_value"]
+        names += ["clock_us", "ahead_us", "opened_us", "sent_us", "sent_status",
+                  "sent_value"]
     return names
 
 
@@ -154,7 +155,7 @@ class Bucket:
         return Bucket(frame, _arrow_frame(pending))
 
 
-_NULLABLE_LONGS = ("last_us", "wake_ms", "clock_us", "ahead_us")
+_NULLABLE_LONGS = ("last_us", "wake_ms", "clock_us", "ahead_us", "opened_us")
 """``Bucket.keys`` columns of longs that may be null (pandas' ``Int64``)."""
 
 
@@ -252,7 +253,7 @@ def _key_state(spec: BucketRules, row: pd.Series, pending: pd.DataFrame | None) 
         waiting = pending[spec.pending_columns].reset_index(drop=True)
     config = None if row["config"] is None else _flat(spec.monitor, [row["config"]])[0]
     return KeyState(config, last, last_us, waiting, _int(row.get("clock_us")), sent,
-                    _int(row.get("ahead_us")))
+                    _int(row.get("ahead_us")), _int(row.get("opened_us")))
 
 
 def _key_row(spec: BucketRules, group: Any, state: KeyState) -> dict[str, Any]:
@@ -266,6 +267,7 @@ def _key_row(spec: BucketRules, group: Any, state: KeyState) -> dict[str, Any]:
     row["wake_ms"] = keyed.wake_ms(state, spec.rules) if spec.rules.watermark else None
     row["waiting"] = 0 if state.pending is None else len(state.pending)
     row["clock_us"], row["ahead_us"] = state.clock_us, state.ahead_us
+    row["opened_us"] = state.opened_us
     sent = [list(column) for column in zip(*state.sent, strict=True)] or [[], [], []]
     row["sent_us"], row["sent_status"], row["sent_value"] = sent
     return {c: row[c] for c in spec.key_columns}

@@ -34,6 +34,15 @@ passes its end plus L and the settled result is final. The last row of a
 (``KeyState.sent`` remembers the unsettled ones). Event rows (patterns) are
 emitted once, when settled.
 
+Session windows (``aggregate(f, session(gap))``) have a session clock
+(:mod:`qre.language.clock`): it resumes from the key's last event, ticks once a
+gap after it when the watermark reaches that, and each tick's row carries the
+session's start, the first event after the previous tick (``KeyState.opened_us``
+carries it across micro-batches). Their events are released at the effective
+watermark (no boundary to round down to); with allowed lateness a session result
+emitted on time whose end a late event moves is cleared at its old boundary (a
+status-0 row without a start) as any window result that goes back to ⊥.
+
 Event times are kept in microseconds (Spark's unit); ``cur.time`` and the
 stamps are in the time column's unit (microseconds for a timestamp column).
 """
@@ -48,7 +57,7 @@ import numpy as np
 import pandas as pd
 
 from dt.windows import TICK
-from qre.language.clock import TooManyTicks, clock_steps
+from qre.language.clock import TooManyTicks, clock_steps, session_starts
 from qre.language.patterns import CLOCK_FIELD, durations
 from qre.runtime.monitor import Monitor, tag_codes
 from qre.runtime.timed import TIME_FIELD
@@ -69,10 +78,12 @@ TICK_US = "__qre_tick_us"
 
 def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
         events: pd.DataFrame | None, state: KeyState, watermark_us: int | None,
-        boundaries: bool = False) -> tuple[np.ndarray | None, int | None, pd.DataFrame]:
+        boundaries: bool = False
+        ) -> tuple[np.ndarray | None, tuple[int | None, int | None], pd.DataFrame]:
     """Feed the released ``events`` (None on a timer) with the clock's ticks up to the
-    watermark: the key's configuration and clock afterwards, and the emitted rows
-    (with ``boundaries``, also the column :data:`TICK_US`)."""
+    watermark: the key's configuration, its clock (``KeyState.clock_us`` and
+    ``opened_us``) afterwards, and the emitted rows (with ``boundaries``, also the
+    column :data:`TICK_US`)."""
     if events is not None:
         codes = tag_codes(events[plan.tag].to_numpy(dtype=object), m.alphabet,
                           skip_unknown=plan.unknown_tags == "skip")
@@ -81,14 +92,16 @@ def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
     times = (np.zeros(0, dtype=np.int64) if events is None
              else events[_TIME_US].to_numpy(dtype=np.int64))
     try:
-        event, step_us = _steps(rules, state.clock_us, times, watermark_us)
+        event, step_us = _steps(rules, state, times, watermark_us)
     except TooManyTicks as e:  # times here are µs since the epoch
         raise ValueError("monitor_stream: " + e.described(
             f"key {plain(key)!r}", f"{e.start} µs", f"{e.end} µs")) from None
+    starts = _window_starts(rules, state, event < 0, step_us)
+    clock = (state.clock_us, state.opened_us)
     if len(event) == 0:
-        return state.config, state.clock_us, _rows(plan, rules, key, event, step_us, None,
-                                                   np.zeros(0, np.uint8), np.zeros(0),
-                                                   boundaries)
+        return state.config, clock, _rows(plan, rules, key, event, step_us, None,
+                                          np.zeros(0, np.uint8), np.zeros(0), starts,
+                                          boundaries)
     data = _event_record(plan, rules, events, times)
     if events is not None and m.derivation is not None:
         codes = m.derivation.apply(codes, data)
@@ -103,20 +116,29 @@ def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
     except ValueError as e:
         raise ValueError(f"monitor_stream, key {plain(key)!r} "
                          f"(this micro-batch's events in time order): {e}") from None
-    return session.state, int(step_us[-1]), _rows(plan, rules, key, event, step_us, events,
-                                                  out.status, out.value, boundaries)
+    opened = state.opened_us if starts is None else int(starts[-1])
+    return session.state, (int(step_us[-1]), opened), _rows(
+        plan, rules, key, event, step_us, events, out.status, out.value, starts, boundaries)
 
 
 def next_tick_us(state: KeyState, rules: Rules) -> int | None:
     """The time of the key's next tick, if its clock has one due (with a watermark, while
     the horizon is not reached), else None."""
-    if (rules.clock is None or not rules.watermark or state.clock_us is None
-            or state.last_us is None):
+    if not rules.watermark:
         return None
-    period = rules.period_us
-    if rules.clock.horizon is not None and _ticks_since(state, period) >= rules.clock.horizon:
+    return _next_tick_us(state, rules)
+
+
+def _next_tick_us(state: KeyState, rules: Rules) -> int | None:
+    """The time of the clock's next tick after its last one, None past its horizon (or
+    before the key's first event)."""
+    if rules.clock is None or state.clock_us is None or state.last_us is None:
         return None
-    return (state.clock_us // period + 1) * period
+    if rules.clock.horizon is not None and _idle_ticks(state, rules) >= rules.clock.horizon:
+        return None
+    if rules.clock.session:
+        return state.last_us + rules.period_us
+    return (state.clock_us // rules.period_us + 1) * rules.period_us
 
 
 def updates(rules: Rules) -> bool:
@@ -154,8 +176,8 @@ def _ahead(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, settled:
     if settled.pending is not None:
         n = int(np.searchsorted(settled.pending[_TIME_US].to_numpy(), watermark_us, "right"))
         ready = settled.pending.iloc[:n] if n else None
-    if ready is None and (settled.clock_us is None or watermark_us // rules.period_us
-                          * rules.period_us <= settled.clock_us):
+    tick = _next_tick_us(settled, rules)
+    if ready is None and (tick is None or tick > watermark_us):
         return None  # no window can have ended since the settled clock
     _, _, rows = run(plan, rules, m, engine, key, ready, settled, watermark_us, boundaries=True)
     return rows[rows[TICK_US].to_numpy() >= 0]
@@ -185,10 +207,13 @@ def _changes(plan: Plan, rules: Rules, key: Any, rows: pd.DataFrame | None,
     if not gone:
         return rows if rows is None or keep.all() else rows[keep]
     stamps = np.array(gone, dtype=np.int64)
+    # A session's start is not kept for its retraction: the row's start is missing.
+    window_ns = None if rules.clock is None else rules.clock.window_ns
+    starts = None if window_ns is None else stamps - window_ns // 1000
     cleared = frame_rows(plan, key, None, np.zeros((len(gone), 1), dtype=np.int8),
                          np.full((len(gone), 1), np.nan), False, tags=[TICK] * len(gone),
                          times=_stamps(rules, stamps - rules.delta_us),
-                         starts=_starts(rules, stamps, np.ones(len(gone), dtype=bool)))
+                         starts=_starts(rules, starts, np.ones(len(gone), dtype=bool)))
     cleared[TICK_US] = stamps
     return cleared if rows is None else concat_rows([rows[keep], cleared])
 
@@ -204,6 +229,8 @@ def next_update_us(state: KeyState, rules: Rules) -> int | None:
     if not updates(rules) or state.ahead_us is None:
         return None
     assert rules.clock is not None
+    if rules.clock.session:
+        return _next_session_end_us(state, rules)
     period = rules.period_us
     start = state.ahead_us if state.clock_us is None else max(state.ahead_us, state.clock_us)
     boundary = (start // period + 1) * period
@@ -218,35 +245,74 @@ def next_update_us(state: KeyState, rules: Rules) -> int | None:
     return None if not len(after) else (int(after.min()) // period + 1) * period
 
 
+def _next_session_end_us(state: KeyState, rules: Rules) -> int | None:
+    """Under a session clock: the first end (last event + gap) after ``ahead_us`` of a
+    session of the settled events since the clock's last tick and the pending ones."""
+    gap = rules.period_us
+    times = [] if state.pending is None else state.pending[_TIME_US].tolist()
+    if state.last_us is not None and (state.clock_us is None
+                                      or state.clock_us < state.last_us + gap):
+        times = [state.last_us, *times]
+    ends = [t + gap for t, after in zip(times, [*times[1:], None], strict=True)
+            if after is None or after - t >= gap]
+    later = [e for e in ends if state.ahead_us is None or e > state.ahead_us]
+    return min(later, default=None)
+
+
 def silent(state: KeyState, rules: Rules) -> bool:
     """True if the key's state can go: nothing pending, and as many idle ticks as the
     clock's horizon since its last event (later ticks change nothing a step reads)."""
     if (rules.clock is None or rules.clock.horizon is None or state.pending is not None
             or state.clock_us is None or state.last_us is None or state.sent):
         return False
-    return _ticks_since(state, rules.period_us) >= rules.clock.horizon
+    return _idle_ticks(state, rules) >= rules.clock.horizon
 
 
-def _ticks_since(state: KeyState, period: int) -> int:
-    assert state.clock_us is not None and state.last_us is not None
-    return state.clock_us // period - state.last_us // period
+def _idle_ticks(state: KeyState, rules: Rules) -> int:
+    """The ticks of the clock since the key's last event."""
+    assert rules.clock is not None and state.clock_us is not None and state.last_us is not None
+    if rules.clock.session:
+        return int(state.clock_us >= state.last_us + rules.period_us)
+    return state.clock_us // rules.period_us - state.last_us // rules.period_us
 
 
-def _steps(rules: Rules, clock_us: int | None, times: np.ndarray, watermark_us: int | None
+def _steps(rules: Rules, state: KeyState, times: np.ndarray, watermark_us: int | None
            ) -> tuple[np.ndarray, np.ndarray]:
-    """(event index or −1 for a tick, time in µs) of every step after ``clock_us``."""
+    """(event index or −1 for a tick, time in µs) of every step after the clock's last
+    (``state.clock_us``). A periodic clock resumes from there, a session clock from the
+    key's last event (it ticks a gap after it, unless it did already)."""
     if rules.clock is None:
         return np.arange(len(times), dtype=np.int64), times
-    previous = [] if clock_us is None else [clock_us]
+    session = rules.clock.session
+    origin = state.last_us if session else state.clock_us
+    previous = [] if origin is None else [origin]
     seq = np.array([*previous, *times.tolist()], dtype=np.int64)
     until = watermark_us if rules.watermark else int(seq[-1])
     steps = clock_steps(np.zeros(len(seq), dtype=np.int64), seq, rules.period_us,
-                        rules.clock.horizon, until)
+                        rules.clock.horizon, until, session)
     event, step_us = steps.event, steps.time
     if previous:  # the clock's last position is not a step: drop it, renumber the events
         keep = event != 0
+        if state.clock_us is not None:  # a session's tick the clock made already
+            keep &= (event > 0) | (step_us > state.clock_us)
         event, step_us = np.where(event[keep] > 0, event[keep] - 1, -1), step_us[keep]
     return event, step_us
+
+
+def _window_starts(rules: Rules, state: KeyState, tick: np.ndarray, step_us: np.ndarray
+                   ) -> np.ndarray | None:
+    """The start (µs) of the window of each step (its tick's window, for a tick): a
+    periodic window's boundary minus its size; a session's first event, carried over
+    from ``state.opened_us`` while the session the key had open goes on. None for a
+    monitor without windows."""
+    if rules.clock is None or not rules.clock.windowed:
+        return None
+    if not rules.clock.session:
+        return step_us - rules.clock.window_ns // 1000
+    is_open = state.last_us is not None and _idle_ticks(state, rules) == 0
+    fresh = np.zeros(len(tick), dtype=bool)
+    fresh[:1] = not is_open
+    return session_starts(tick, step_us, fresh, state.opened_us or 0)
 
 
 def _durations(m: Monitor) -> dict[str, float]:
@@ -288,12 +354,13 @@ def _step_data(m: Monitor, rules: Rules, data: Any, take: np.ndarray, tick: np.n
 
 def _rows(plan: Plan, rules: Rules, key: Any, event: np.ndarray, step_us: np.ndarray,
           events: pd.DataFrame | None, status: np.ndarray, value: np.ndarray,
-          boundaries: bool = False) -> pd.DataFrame:
+          starts: np.ndarray | None, boundaries: bool = False) -> pd.DataFrame:
     """The emitted rows (output not ⊥): events stamped with their time, ticks with their
-    boundary minus one unit, in the time column's type; with ``boundaries`` also
-    :data:`TICK_US`."""
+    boundary minus one unit, in the time column's type, with their windows' ``starts``
+    (µs); with ``boundaries`` also :data:`TICK_US`."""
     keep = status != 0
     event, step_us = event[keep], step_us[keep]
+    starts = None if starts is None else starts[keep]
     tick = event < 0
     tags = np.full(len(event), TICK, dtype=object)
     if events is not None:
@@ -302,22 +369,24 @@ def _rows(plan: Plan, rules: Rules, key: Any, event: np.ndarray, step_us: np.nda
     rows = frame_rows(plan, key, events, status[keep].astype(np.int8).reshape(-1, 1),
                       value[keep].reshape(-1, 1), False, rows=event, tags=tags,
                       times=_stamps(rules, np.where(tick, step_us - rules.delta_us, step_us)),
-                      starts=_starts(rules, step_us, tick))
+                      starts=_starts(rules, starts, tick))
     if boundaries:
         rows[TICK_US] = np.where(tick, step_us, -1)
     return rows
 
 
-def _starts(rules: Rules, boundary_us: np.ndarray, tick: np.ndarray) -> Any:
-    """A window aggregate's ``start`` column: the start of the window each tick at
-    ``boundary_us`` closes, missing at an event's row, in the time column's type (a
-    nullable column: NaT, NaN or NA where missing); None for other monitors."""
-    if rules.clock is None or rules.clock.window_ns is None:
+def _starts(rules: Rules, start_us: np.ndarray | None, tick: np.ndarray) -> Any:
+    """A window aggregate's ``start`` column: the start (µs; None: unknown) of the window
+    each tick closes, missing at an event's row, in the time column's type (a nullable
+    column: NaT, NaN or NA where missing); None for other monitors."""
+    if rules.clock is None or not rules.clock.windowed:
         return None
-    start = pd.Series(_stamps(rules, boundary_us - rules.clock.window_ns // 1000))
+    known = start_us is not None
+    start = pd.Series(_stamps(rules, start_us if known else np.zeros(len(tick), np.int64)))
     if rules.time_kind == "integral":
         start = start.astype("Int64")
-    return start.where(pd.Series(tick), None if rules.time_kind == "integral" else np.nan)
+    return start.where(pd.Series(tick & known), None if rules.time_kind == "integral"
+                       else np.nan)
 
 
 def _stamps(rules: Rules, stamp_us: np.ndarray) -> Any:

@@ -38,7 +38,7 @@ The rules, per key:
   nothing (its key only had late events) is not kept.
 
 * **Allowed lateness** (``Rules.lateness_us``): all of the above runs at the
-  watermark minus the lateness — with a clock, release and lateness at the
+  watermark minus the lateness — with a periodic clock, release and lateness at the
   clock's latest boundary at or below it (``Rules.release_us``: late only
   once a window of the event has closed for good); a clock's window results
   are emitted on time and updated (:func:`spark_udf.clocked.with_updates`).
@@ -126,17 +126,19 @@ class Rules:
 
     def release_us(self, watermark_us: int | None) -> int | None:
         """Events at or below this time are released (late, if they arrive now), given
-        Spark's watermark: the effective watermark; with a clock, the last µs before the
-        clock's latest boundary at or below it — an event is late only once a window
-        it falls in has closed for good (seed 000 §2.3: purged at its end plus L)."""
+        Spark's watermark: the effective watermark; with a periodic clock, the last µs
+        before the clock's latest boundary at or below it — an event is late only once
+        a window it falls in has closed for good (seed 000 §2.3: purged at its end plus
+        L). A session clock's windows are not aligned: its events are released at the
+        effective watermark, as without a clock."""
         effective = self.effective(watermark_us)
-        if effective is None or self.clock is None:
+        if effective is None or self.clock is None or self.clock.session:
             return effective
         return effective // self.period_us * self.period_us - 1
 
     def due_us(self, time_us: int) -> int:
         """The effective watermark at which an event at ``time_us`` is released."""
-        if self.clock is None:
+        if self.clock is None or self.clock.session:
             return time_us
         return (time_us // self.period_us + 1) * self.period_us
 
@@ -161,6 +163,9 @@ class KeyState:
     in µs, status, value) (:func:`spark_udf.clocked.with_updates`)."""
     ahead_us: int | None = None
     """With allowed lateness, the watermark up to which window results were emitted."""
+    opened_us: int | None = None
+    """A session clock's latest session: the time of its first event (the ``start`` of
+    its row when it closes)."""
 
 
 def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: KeyState,
@@ -178,18 +183,20 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
     release_us = rules.release_us(spark_watermark_us)
     late, on_time, waiting = _sort_out(plan, rules, state, events, release_us)
     outputs = [] if late is None else [_late_rows(plan, rules, key, late, state, release_us)]
-    config, last, last_us, clock_us = state.config, state.last, state.last_us, state.clock_us
+    config, last, last_us = state.config, state.last, state.last_us
+    clock_us, opened_us = state.clock_us, state.opened_us
     if on_time is not None:
         last = _order_values(on_time, plan, len(on_time) - 1)
         last_us = int(on_time[TIME_US].iloc[-1]) if rules.watermark or rules.timed else None
     updates = clocked.updates(rules)
     settled_rows = None
     if rules.timed and (on_time is not None or state.clock_us is not None):
-        config, clock_us, settled_rows = clocked.run(plan, rules, m, engine, key, on_time,
-                                                     state, watermark_us, boundaries=updates)
+        config, (clock_us, opened_us), settled_rows = clocked.run(
+            plan, rules, m, engine, key, on_time, state, watermark_us, boundaries=updates)
     elif on_time is not None:
         config, settled_rows = _run(plan, rules, m, engine, key, on_time, state)
-    nxt = KeyState(config, last, last_us, waiting, clock_us, state.sent, state.ahead_us)
+    nxt = KeyState(config, last, last_us, waiting, clock_us, state.sent, state.ahead_us,
+                   opened_us)
     if updates:
         assert spark_watermark_us is not None  # updates need a watermark
         nxt, settled_rows = clocked.with_updates(plan, rules, m, engine, key, nxt,

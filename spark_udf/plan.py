@@ -116,7 +116,7 @@ class Plan:
     @property
     def windows(self) -> bool:
         """The monitor is a window aggregate: its rows carry their window's ``start``."""
-        return self.clock is not None and self.clock.window_ns is not None
+        return self.clock is not None and self.clock.windowed
 
 
 def check_arguments(caller: str, monitor: Any, key: Any, time: Any, tag: Any, value: Any,

@@ -77,7 +77,7 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     df = spark_frame(df, "monitor_timed")
     check_arguments("monitor_timed", monitor, key, time, tag, value, tiebreak, keep, prefix,
                     engine, unknown_tags)
-    windows = monitor.clock is not None and monitor.clock.window_ns is not None
+    windows = monitor.clock is not None and monitor.clock.windowed
     plan = make_plan("monitor_timed", df, monitor, key, time, tag, value, tiebreak, engine,
                      unknown_tags, timed=True, keep=keep, prefix=prefix,
                      added=[START] if windows else [], stamped=True)

@@ -3,7 +3,8 @@
 Each ``#### title`` section holds a query in a code block and a table: a row of
 events ``tag value``, optionally a row of times (seconds: the query runs through
 ``run_timed``), and a row of outputs (``⊥``, ``⊤`` or a number); a cell ending in
-``×n`` stands for n equal cells.
+``×n`` stands for n equal cells. With times, a ``tick`` cell is a clock tick that
+``run_timed`` makes (not an input), its time the stamp of its row.
 """
 
 from __future__ import annotations
@@ -24,8 +25,8 @@ SECTIONS = re.findall(r"^#### (.+?)\n\n```\n(.*?)\n```\n\n\| event \| ([^\n]+) \
                       flags=re.M | re.S)
 
 
-def test_the_readme_has_seven_examples():
-    assert len(SECTIONS) == 7
+def test_the_readme_has_eight_examples():
+    assert len(SECTIONS) == 8
 
 
 def _cells(row: str) -> list[str]:
@@ -44,11 +45,15 @@ def test_repeated_cells():
 @pytest.mark.parametrize(("title", "text", "events", "times", "outputs"), SECTIONS,
                          ids=[s[0] for s in SECTIONS])
 def test_readme_example(title, text, events, times, outputs):
-    tags, values = zip(*(e.split() for e in _cells(events)), strict=True)
+    steps = [[*e.split(), "0"][:2] for e in _cells(events)]  # a tick has no value
+    tags, values = zip(*steps, strict=True)
     m = qre(text)
     if times:
-        rows = m.run_timed([int(t) for t in _cells(times)], list(tags),
-                           tiebreak=list(range(len(tags))), undefined="keep")
+        stamps = [int(t) for t in _cells(times)]
+        given = [(t, tag) for t, tag in zip(stamps, tags, strict=True) if tag != "tick"]
+        rows = m.run_timed([t for t, _ in given], [tag for _, tag in given],
+                           tiebreak=list(range(len(given))), undefined="keep")
+        assert rows["tag"].tolist() == list(tags) and rows["time"].tolist() == stamps
         out = pd.DataFrame({"status": rows["status"], "value": rows["value"]})
     else:
         out = m.run(list(tags), [float(v) for v in values])

@@ -308,6 +308,8 @@ def test_arguments_are_checked_before_anything_runs(spark, tmp_path) -> None:  #
     # issue 21 §2: past operators bounded by event time
     ("alphabet a, b; is(b) since[0s, 3s] is(a) || once[1s, 4s](fill_with(last(cur.v), "
      "const(0)) > 0.5)", 1, None),
+    # issue 21 §3: sessions, with results emitted on time and updated
+    ("alphabet a, b; aggregate(sum(cur.v), session(2s))", 1, "2 seconds"),
 ])
 @settings(max_examples=1, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(arrivals(jitter=5, distinct=True, min_events=20))

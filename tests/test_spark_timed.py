@@ -94,6 +94,24 @@ def test_timestamps_and_derived_tags_on_spark(spark):
     assert got["value"].tolist() == want["value"].tolist() == [2.0, 1.0]
 
 
+def test_session_windows_on_spark_equal_brute_force(spark):
+    """Issue 21 §3: one row per session at its close, with its start, per key."""
+    from spark_udf import monitor_timed
+    from tests.test_sessions import expected_sessions
+
+    frame = pd.DataFrame({"k": ["u", "u", "v", "u", "v", "u", "u"],
+                          "t": [0, 4, 5, 9, 20, 30, 32],
+                          "tag": ["a", "b", "a", "a", "a", "b", "a"],
+                          "x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]})
+    m = qre("alphabet a, b; aggregate(sum(cur.x), session(6s), [a])")
+    df = spark.createDataFrame(frame, "k string, t long, tag string, x double")
+    got = by_key(monitor_timed(df, m, "k", "t", "tag", ["x"], engine="table").toPandas())
+    want = sorted(expected_sessions(frame, 6, "sum", ("a",)), key=lambda r: (r[0], r[1]))
+    assert list(zip(got["k"], got["t"], got["value"], got["start"], strict=True)) == want
+    assert want == [("u", 14, 5.0, 0), ("u", 37, 7.0, 30), ("v", 10, 3.0, 5),
+                    ("v", 25, 5.0, 20)]
+
+
 def test_monitor_frame_refuses_timed_monitors_and_reads_timestamps(spark):
     from spark_udf import monitor_frame, monitor_timed
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import time
+from collections.abc import Iterator
 from unittest.mock import patch
 
 import numpy as np
@@ -46,18 +47,21 @@ def timed_events(draw, max_events: int = 25, keys: int = 3, span: int = 30):  # 
     })
 
 
+def key_events(frame: pd.DataFrame) -> Iterator[tuple[object, list[oracle.Event]]]:
+    """Each key of ``frame`` (columns k, t, tag, x) with its events for the oracle."""
+    for key in pd.unique(frame["k"]):
+        part = frame[frame["k"] == key]
+        yield key, [(int(t), str(g), float(x), int(r))
+                    for r, t, g, x in zip(part.index, part["t"], part["tag"], part["x"],
+                                          strict=True)]
+
+
 def expected_windows(frame: pd.DataFrame, size: int, slide: int, name: str,
                      tags: tuple[str, ...]) -> list[tuple[object, int, float, int]]:
     """(key, stamp, value, window start) of every non-empty window, by brute force."""
-    out = []
-    for key in pd.unique(frame["k"]):
-        part = frame[frame["k"] == key]
-        events = [(int(t), str(g), float(x), int(r))
-                  for r, t, g, x in zip(part.index, part["t"], part["tag"], part["x"],
-                                        strict=True)]
-        out += [(key, stamp, value, stamp + 1 - size) for stamp, value in
-                oracle.windows(events, size, slide, oracle.FUNCTIONS[name], tags, ALPHABET)]
-    return out
+    return [(key, stamp, value, stamp + 1 - size) for key, events in key_events(frame)
+            for stamp, value in oracle.windows(events, size, slide, oracle.FUNCTIONS[name],
+                                               tags, ALPHABET)]
 
 
 def assert_rows(got: pd.DataFrame, want: list[tuple[object, object, float, object]]) -> None:

@@ -111,3 +111,40 @@ def ticks(times: Sequence[int], period: int, horizon: int | None,
                 out.append(("t", b))
                 made += 1
     return out
+
+
+def sessions(events: Sequence[Event], gap: int, fn: Callable, tags: Sequence[str],
+             alphabet: Sequence[str], until: int | None = None
+             ) -> list[tuple[int, float, int]]:
+    """(stamp, value, start) of every session of one key that holds an event of ``tags``
+    and has closed — a later event shows it, or ``until`` is at least its end (None:
+    the events are all there is): a session is a maximal run of its events (every tag)
+    each less than ``gap`` after the one before; it starts at its first event, closes
+    at its last + gap and is stamped a unit before that."""
+    runs: list[list[Event]] = []
+    for e in ordered(events, alphabet):
+        if runs and e[0] - runs[-1][-1][0] < gap:
+            runs[-1].append(e)
+        else:
+            runs.append([e])
+    out = []
+    for i, run in enumerate(runs):
+        end = run[-1][0] + gap
+        picked = [e[2] for e in run if e[1] in tags]
+        if picked and (until is None or end <= until or i + 1 < len(runs)):
+            out.append((end - 1, fn(picked), run[0][0]))
+    return out
+
+
+def session_ticks(times: Sequence[int], gap: int, until: int | None) -> list[tuple[str, int]]:
+    """One key's steps under a session clock, by enumeration: ('e', t) for events,
+    ('t', b) for the tick a gap after an event that no event follows within the gap."""
+    out: list[tuple[str, int]] = []
+    for i, t in enumerate(times):
+        out.append(("e", t))
+        nxt = times[i + 1] if i + 1 < len(times) else None
+        if nxt is not None and nxt >= t + gap:
+            out.append(("t", t + gap))
+        if nxt is None and (until is None or t + gap <= until):
+            out.append(("t", t + gap))
+    return out

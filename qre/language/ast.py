@@ -578,20 +578,27 @@ class Matches:
 class Aggregate:
     """``aggregate(f, size[, slide][, [tags]])``: f over each window instance
     [l·slide, l·slide + size) of the events of ``tags`` (default: all), output when
-    the instance closes; size is a multiple of slide (tumbling when equal). Top
-    level only; compiled by :func:`dt.windows.window_aggregate`."""
+    the instance closes; size is a multiple of slide (tumbling when equal).
+    ``aggregate(f, session(gap)[, [tags]])`` (``session``; size = slide = gap): f over
+    each session of the key's events — consecutive events less than the gap apart —
+    output when the session closes, a gap after its last event (issue 21 §3). Top
+    level only; compiled by :func:`dt.windows.window_aggregate` (one instance open at a
+    time for a session), its clock by :mod:`qre.language.clock`."""
 
     function: WindowFunction | WindowFold | Matches
     size: int
     slide: int
     tags: tuple[str, ...] | None = None
     span: Span | None = _NO_SPAN
+    session: bool = False
 
     def __post_init__(self) -> None:
         if self.slide <= 0 or self.size <= 0:
             raise ValueError("a window's size and slide are positive durations")
         if self.size % self.slide:
             raise ValueError("a window's size must be a multiple of its slide")
+        if self.session and self.size != self.slide:
+            raise ValueError("a session window has one duration, its gap")
 
     @property
     def slots(self) -> int:

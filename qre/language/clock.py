@@ -10,6 +10,17 @@ opens there: windows are closed on the left). A key gets no tick before its
 first event. After a key's last event, the boundaries up to the watermark
 tick too (all of them when the stream is complete).
 
+A **session clock** (``aggregate(f, session(G))``, issue 21 §3) restarts at
+each event instead: it ticks once at t + G after a key's event at t that no
+event of the key follows within G (the next one at t' ≥ t + G, or none up to
+the watermark), placed before the event at t + G if there is one (a session
+is closed on the right: an event exactly G after the last starts the next
+session). Both clocks are one rule: the ticks after an event count from its
+**base** — the latest boundary at or before it for a periodic clock, the
+event's own time for a session clock — at base + P, base + 2P, ... (P the
+period, the gap for a session clock), up to the key's next event or the
+watermark; a session clock has a horizon of one tick.
+
 A long idle gap would cost one tick per boundary. A :class:`Clock` with a
 ``horizon`` h says that after h consecutive ticks, further ticks output ⊥ and
 change nothing that a later step reads (a window aggregate with k slots:
@@ -37,7 +48,8 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = ["MAX_IDLE_TICKS", "UNIT_NS", "Clock", "Steps", "TicksOverflow", "TooManyTicks",
-           "check_ticks", "clock_steps", "duration_ns", "format_duration"]
+           "check_ticks", "clock_steps", "duration_ns", "format_duration", "session_starts",
+           "tick_base"]
 
 MAX_IDLE_TICKS = 10_000_000
 """The most ticks a clock without a horizon makes in one idle gap of a key (between
@@ -60,15 +72,28 @@ class Clock:
     window_ns: int | None = None
     """The window size when this is a window aggregate's clock (a tick at b closes the
     window [b − window_ns, b): its row carries that start), else None."""
+    session: bool = False
+    """A session window's clock (module docstring): ``period_ns`` is the gap, the clock
+    ticks once, a gap after an event that no other follows within it, and the tick's
+    row carries the session's start, its first event's time."""
 
     def __post_init__(self) -> None:
         if self.period_ns <= 0:
             raise ValueError(f"a clock period is positive, not {self.period_ns} ns")
+        if self.session and (self.horizon != 1 or self.window_ns is not None):
+            raise ValueError("a session clock ticks once after an event (horizon 1) and has "
+                             "no window size")
         if self.horizon is not None and self.horizon < 1:
             raise ValueError(f"a clock horizon is at least one tick, not {self.horizon}")
         if self.window_ns is not None and (self.window_ns <= 0 or self.window_ns % self.period_ns):
             raise ValueError(f"a window is a positive multiple of the clock period, not "
                              f"{self.window_ns} ns")
+
+    @property
+    def windowed(self) -> bool:
+        """True if a tick closes a window (a window aggregate's clock, sessions included):
+        its rows carry the window's start."""
+        return self.window_ns is not None or self.session
 
     def in_units(self, unit: str) -> int:
         """The period as a whole number of ``unit``; a ValueError if it is not one."""
@@ -144,30 +169,46 @@ class TicksOverflow(ValueError):
                          f"largest time int64 holds")
 
 
+def tick_base(time: np.ndarray, period: int, session: bool) -> np.ndarray:
+    """Where the ticks after each event count from (module docstring): the latest
+    boundary at or before it, or with ``session`` the event's time itself.
+
+    >>> tick_base(np.array([3, 25]), 10, False).tolist()
+    [0, 20]
+    >>> tick_base(np.array([3, 25]), 10, True).tolist()
+    [3, 25]
+    """
+    return time.copy() if session else np.floor_divide(time, period) * period
+
+
 def clock_steps(key: np.ndarray, time: np.ndarray, period: int, horizon: int | None,
-                until: int | None = None) -> Steps:
+                until: int | None = None, session: bool = False) -> Steps:
     """Events interleaved with ticks (see the module docstring).
 
     ``key`` (int64 ids) and ``time`` (int64, in the unit of ``period``) are sorted
     by key, then time. ``until`` is the watermark: after its last event a key
     ticks at the boundaries ≤ ``until``; None means the stream is complete (every
-    boundary up to the horizon; none without a horizon).
+    boundary up to the horizon; none without a horizon). ``session``: a session
+    clock (its horizon is 1).
 
     >>> s = clock_steps(np.array([0, 0]), np.array([3, 25]), 10, None)
     >>> s.event.tolist(), s.time.tolist()
     ([0, -1, -1, 1], [3, 10, 20, 25])
+    >>> s = clock_steps(np.array([0, 0, 0]), np.array([3, 9, 25]), 10, 1, session=True)
+    >>> s.event.tolist(), s.time.tolist()
+    ([0, 1, -1, 2, -1], [3, 9, 19, 25, 35])
     """
     n = len(time)
-    slot = np.floor_divide(time, period)
+    base = tick_base(time, period, session)
     first = np.ones(n, dtype=bool)
     first[1:] = key[1:] != key[:-1]
     last = np.ones(n, dtype=bool)
     last[:-1] = first[1:]
     before = np.zeros(n, dtype=np.int64)
-    before[1:] = slot[1:] - slot[:-1]
+    before[1:] = (time[1:] - base[:-1]) // period
     before[first] = 0
     if until is not None:
-        after = np.where(last, np.maximum(until // period - slot, 0), 0)
+        after = np.where(last, np.maximum((until - base) // period, 0), 0)
     elif horizon is not None:
         after = np.where(last, horizon, 0)
     else:
@@ -175,7 +216,7 @@ def clock_steps(key: np.ndarray, time: np.ndarray, period: int, horizon: int | N
     if horizon is not None:
         before = np.minimum(before, horizon)
         after = np.minimum(after, horizon)
-    check_ticks(key, time, slot, before, after, period)
+    check_ticks(key, time, base, before, after, period)
     width = before + 1 + after
     start = np.cumsum(width) - width
     total = int(width.sum()) if n else 0
@@ -184,33 +225,56 @@ def clock_steps(key: np.ndarray, time: np.ndarray, period: int, horizon: int | N
     event[at] = np.arange(n)
     times = np.empty(total, dtype=np.int64)
     times[at] = time
-    # Ticks before event i: boundaries (slot[i-1] + 1 + j)·P; after it: (slot[i] + 1 + j)·P.
+    # Ticks before event i: base[i-1] + (1 + j)·P; after it: base[i] + (1 + j)·P.
     previous = np.empty(n, dtype=np.int64)
-    previous[1:] = slot[:-1]
+    previous[1:] = base[:-1]
     previous[:1] = 0
-    for count, origin, base in ((before, start, previous), (after, at + 1, slot)):
+    for count, origin, since in ((before, start, previous), (after, at + 1, base)):
         j = _ranks(count)
-        times[np.repeat(origin, count) + j] = (np.repeat(base, count) + 1 + j) * period
+        times[np.repeat(origin, count) + j] = np.repeat(since, count) + (1 + j) * period
     keys = np.repeat(key, width)
     return Steps(event, times, keys)
 
 
-def check_ticks(key: np.ndarray, time: np.ndarray, slot: np.ndarray, before: np.ndarray,
+def session_starts(tick: np.ndarray, time: np.ndarray, fresh: np.ndarray,
+                   carried: int = 0) -> np.ndarray:
+    """The start of each step's session under a session clock: the time of the latest
+    event at or before the step that opens a session — an event where ``fresh`` holds (a
+    key's first step, no session open) or right after a tick. Steps before any such
+    event continue a session that opened at ``carried``.
+
+    >>> session_starts(np.array([False, False, True, False]), np.array([3, 9, 19, 25]),
+    ...                np.array([True, False, False, False])).tolist()
+    [3, 3, 3, 25]
+    """
+    n = len(time)
+    after_tick = np.zeros(n, dtype=bool)
+    after_tick[1:] = tick[:-1]
+    opens = ~tick & (fresh | after_tick)
+    latest = np.maximum.accumulate(np.where(opens, np.arange(n), -1)) if n else opens
+    return np.where(latest >= 0, time[np.maximum(latest, 0)], carried)
+
+
+def check_ticks(key: np.ndarray, time: np.ndarray, base: np.ndarray, before: np.ndarray,
                 after: np.ndarray, period: int) -> None:
     """Refuse a gap of more than MAX_IDLE_TICKS ticks (:class:`TooManyTicks`) and ticks
-    beyond int64 (:class:`TicksOverflow`), before any array of ticks is made."""
+    beyond int64 (:class:`TicksOverflow`), before any array of ticks is made; ``base``
+    is :func:`tick_base` of the times."""
     if not len(time):
         return
     for count, is_after in ((before, False), (after, True)):
         i = int(np.argmax(count))
         if int(count[i]) > MAX_IDLE_TICKS:
             start = int(time[i]) if is_after else int(time[i - 1])
-            end = (int(slot[i]) + int(count[i])) * period if is_after else int(time[i])
+            end = int(base[i]) + int(count[i]) * period if is_after else int(time[i])
             raise TooManyTicks(int(key[i]), start, end, int(count[i]))
-    i = int(np.argmax(slot + after))
-    last = (int(slot[i]) + int(after[i])) * period  # the latest tick; Python int: no overflow
-    if last >= 2**63:
-        raise TicksOverflow(i, int(time[i]), period, last)
+    # The events whose last tick may pass int64 (a superset: negative bases count as 0),
+    # then each exactly, in Python ints.
+    risky = np.flatnonzero(after > (np.iinfo(np.int64).max - np.maximum(base, 0)) // period)
+    for i in risky.tolist():
+        last = int(base[i]) + int(after[i]) * period
+        if last >= 2**63:
+            raise TicksOverflow(i, int(time[i]), period, last)
 
 
 def _ranks(count: np.ndarray) -> np.ndarray:

@@ -593,7 +593,9 @@ class _Converter:
 
     def aggregate(self, tree: lark.Tree, depth: int) -> Aggregate:
         fn_tree, *rest = tree.children
-        durations = [self.duration(t) for t in rest if _kind(t) == "duration"]
+        session = _kind(rest[0]) == "window_session"
+        durations = [self.duration(t) for t in (rest[0].children if session else rest)
+                     if _kind(t) == "duration"]
         tag_lists = [t for t in rest if _kind(t) == "tag_list"]
         tags = (tuple(self.identifier(t, "a tag") for t in tag_lists[0].children)
                 if tag_lists else None)
@@ -614,7 +616,7 @@ class _Converter:
                 raise self.error(str(err), fn_tree) from None
         else:
             function = self.fold(fn_tree, depth + 1, WindowFold)
-        return Aggregate(function, size, slide, tags, _span(tree))
+        return Aggregate(function, size, slide, tags, _span(tree), session)
 
     def pattern(self, tree: lark.Tree, depth: int) -> Pattern:
         """A CER pattern; ``not(...)`` only between two parts of a seq."""

@@ -133,7 +133,7 @@ def _aggregate(q: Aggregate) -> str:
         fn = f"{f.name}({'' if f.arg is None else f.arg})"
     else:
         fn = _fold(f)
-    args = [fn, format_duration(q.size)]
+    args = [fn, f"session({format_duration(q.size)})" if q.session else format_duration(q.size)]
     if q.slide != q.size:
         args.append(format_duration(q.slide))
     if q.tags is not None:

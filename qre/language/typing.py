@@ -253,9 +253,14 @@ def _nodes(q: ast.Query, *, once: bool) -> list[ast.Query]:
 
 
 def _period(program: ast.Program, query: ast.Query) -> int | None:
-    """The clock period: the declared one, or a top-level aggregate's slide."""
+    """The clock period: the declared one, or a top-level aggregate's slide (a session
+    window's gap)."""
     if not isinstance(query, ast.Aggregate):
         return program.period
+    if query.session and program.period is not None:
+        raise QreTypeError("a session window's clock ticks a gap after each session's last "
+                           "event, not periodically: leave out the period declaration",
+                           span=program.span)
     if program.period is not None and program.period != query.slide:
         raise QreTypeError("the declared period differs from the window's slide: a window "
                            "aggregate ticks at its slide", span=program.span)

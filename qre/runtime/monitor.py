@@ -486,8 +486,7 @@ class Monitor:
     def _check_untimed(self, caller: str) -> None:
         """Refuse a monitor that needs clock ticks (as spark_udf.monitor_frame does)."""
         if self.clock is not None:
-            what = "a window aggregate" if self.clock.window_ns is not None else \
-                "a query with a clock period"
+            what = "a window aggregate" if self.clock.windowed else "a query with a clock period"
             raise ValueError(f"Monitor.{caller}: this monitor is timed ({what}): its outputs "
                              f"come at clock ticks, which run_timed makes — use "
                              f"m.run_timed(times, tags, values)")

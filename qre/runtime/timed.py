@@ -53,7 +53,14 @@ import pandas as pd
 
 from dt.windows import TICK
 
-from ..language.clock import TicksOverflow, TooManyTicks, check_ticks, clock_steps, format_duration
+from ..language.clock import (
+    TicksOverflow,
+    TooManyTicks,
+    check_ticks,
+    clock_steps,
+    format_duration,
+    session_starts,
+)
 from ..language.patterns import CLOCK_FIELD, WITHIN_PREFIX, durations
 from . import columns
 from . import keys as key_rules
@@ -159,15 +166,17 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
                                     f"pass the largest time int64 holds") from None
     step_events = _step_events(events, rows, step_time, scale)
     out = m._run_grouped(chosen, None, offsets, step_codes, step_events)  # grouped already
-    time, step_codes, rows, status, value, per_key = _emitted(
-        out.status, out.value, rows, step_time, step_codes, offsets, undefined == "keep")
+    window_starts = None if m.clock is None or not m.clock.windowed else _window_starts(
+        m, scale, rows, step_time, offsets)
+    time, step_codes, rows, status, value, per_key, window_starts = _emitted(
+        out.status, out.value, rows, step_time, step_codes, offsets, undefined == "keep",
+        window_starts)
     is_tick = rows < 0
     stamp = time - is_tick  # a tick's row: its boundary minus δ
     frame = {} if keys is None else {"key": np.repeat(key_values, per_key)}
     frame["time"] = scale.stamps(stamp)
-    if m.clock is not None and m.clock.window_ns is not None:
-        size = scale.whole(m.clock.window_ns, "the window size")
-        frame["start"] = _starts(scale, time - size, is_tick, undefined == "keep")
+    if m.clock is not None and m.clock.windowed:
+        frame["start"] = _starts(scale, window_starts, is_tick, undefined == "keep")
     frame["tag"] = pd.Categorical.from_codes(step_codes, categories=list(m.alphabet))
     frame["row"] = rows
     frame["status"] = status
@@ -227,10 +236,10 @@ def _steps(m: Monitor, events: SortedEvents, codes: np.ndarray, scale: TimeScale
     if long:
         from codegen.grouping import interleave_ticks, tick_counts
 
-        counts = tick_counts(key, time, period, m.clock.horizon, until)
+        counts = tick_counts(key, time, period, m.clock.horizon, until, m.clock.session)
         check_ticks(key, time, *counts, period)
         return interleave_ticks(order, key, time, codes, counts, tick, period, n_keys)
-    steps = clock_steps(key, time, period, m.clock.horizon, until)
+    steps = clock_steps(key, time, period, m.clock.horizon, until, m.clock.session)
     event = np.maximum(steps.event, 0)
     rows = np.where(steps.event >= 0, order[event], -1)
     return rows, steps.time, np.where(rows < 0, tick, codes[event]), \
@@ -242,13 +251,28 @@ def _offsets(key: np.ndarray, n_keys: int) -> np.ndarray:
     return np.searchsorted(key, np.arange(n_keys + 1)).astype(np.int64)
 
 
+def _window_starts(m: Monitor, scale: TimeScale, rows: np.ndarray, time: np.ndarray,
+                   offsets: np.ndarray) -> np.ndarray:
+    """The start (in δ) of the window each step belongs to: a tick at b closes [b − size,
+    b); under a session clock, the session that the step's key opened last (at an
+    event that is its key's first step or follows a tick)."""
+    assert m.clock is not None
+    if not m.clock.session:
+        return time - scale.whole(m.clock.window_ns, "the window size")
+    first = np.zeros(len(rows), dtype=bool)
+    first[offsets[:-1][offsets[:-1] < len(rows)]] = True
+    return session_starts(rows < 0, time, first)
+
+
 def _emitted(status: np.ndarray, value: np.ndarray, rows: np.ndarray, time: np.ndarray,
-             codes: np.ndarray, offsets: np.ndarray, keep_all: bool) -> tuple[np.ndarray, ...]:
+             codes: np.ndarray, offsets: np.ndarray, keep_all: bool,
+             starts: np.ndarray | None) -> tuple[Any, ...]:
     """The emitted steps' (status not 0, or all with ``keep_all``) time, code, row, status
-    and value, and how many steps each key emits."""
+    and value, how many steps each key emits, and their window starts (if any)."""
     at = np.arange(len(rows)) if keep_all else np.flatnonzero(status != 0)
     per_key = np.diff(np.searchsorted(at, offsets))
-    return time[at], codes[at], rows[at], status[at], value[at], per_key
+    return (time[at], codes[at], rows[at], status[at], value[at], per_key,
+            None if starts is None else starts[at])
 
 
 def _keys_beside(keys: Any, n: int, work: Callable[[], T]
