@@ -862,10 +862,13 @@ def test_the_parser_is_built_once_then_loaded_from_the_cache(tmp_path, monkeypat
     process saves them (sealed) in ``$QRE_CACHE_DIR`` and later ones load them, which
     parses alike, errors included. A damaged file is built again with a warning."""
     from codegen.cache_files import MAGIC, unseal
+    from qre.language import lalr
     from qre.language import parser as parser_module
 
     monkeypatch.setenv("QRE_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(parser_module, "_parser", parser_module._parser.__wrapped__)
+    uncached = lalr.lalr_parser.__wrapped__
+    monkeypatch.setattr(lalr, "lalr_parser", uncached)
+    monkeypatch.setattr(parser_module, "lalr_parser", uncached)
     built = _outcomes(_CACHED_TEXTS, _BAD_TEXTS)
     (saved,) = tmp_path.glob("parser_*.lark")
     assert saved.read_bytes().startswith(MAGIC)
@@ -880,7 +883,7 @@ def test_the_parser_is_built_once_then_loaded_from_the_cache(tmp_path, monkeypat
     for damaged in (intact[:len(intact) // 2], intact[:-1] + bytes([intact[-1] ^ 1]), b""):
         saved.write_bytes(damaged)
         caplog.clear()
-        with caplog.at_level(logging.WARNING, logger="qre.language.parser"):
+        with caplog.at_level(logging.WARNING, logger="qre.language.lalr"):
             assert _outcomes(_CACHED_TEXTS, _BAD_TEXTS) == built
         assert "parser cache" in caplog.text and "is damaged" in caplog.text
         assert unseal(saved.read_bytes(), saved.name)  # built again and saved again

@@ -1,7 +1,8 @@
 """The QRE-Past language: query text → AST → typed AST → data transducer (seed 003, §5.3).
 
 Pipeline position: the front of the pipeline. :mod:`~qre.language.parser` reads text
-(``grammar.lark``) into the AST of :mod:`~qre.language.ast` (also built in Python by
+(``grammar.lark``, whose LALR tables and error messages are :mod:`~qre.language.lalr`'s)
+into the AST of :mod:`~qre.language.ast` (also built in Python by
 :mod:`~qre.language.combinators`, printed back by :mod:`~qre.language.printer`), with
 the sugar of :mod:`~qre.language.sugar`; :mod:`~qre.language.typing` resolves names,
 fixes the alphabet and checks rates (automata of :mod:`~qre.language.automata`);
