@@ -225,7 +225,7 @@ def _step_each(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
     if spec.rules.watermark:
         keys["waiting"] = keys["waiting"].astype(np.int32)
     waiting_rows = _concat([Bucket.empty(spec).pending, *pending])
-    rows_out = concat_rows(outputs) if outputs else keyed._no_rows(spec.plan)
+    rows_out = concat_rows(outputs) if outputs else keyed.no_rows(spec.plan)
     return Bucket(keys, waiting_rows), rows_out
 
 
@@ -318,11 +318,11 @@ def _step_all(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
     if len(ready.rows):
         outputs.append(frame_rows(plan, None, ready.rows, status, value, late=False,
                                   row_keys=user_keys[ready.ids]))
-    rows = concat_rows(outputs) if outputs else keyed._no_rows(plan)
+    rows = concat_rows(outputs) if outputs else keyed.no_rows(plan)
 
     n_waiting = np.bincount(waiting.ids, minlength=n_keys)
     keep = has_config | (n_waiting > 0)  # a key with nothing processed nor waiting goes
-    if spec.rules.ttl_us is not None:  # and so does an idle one (keyed._unless_idle)
+    if spec.rules.ttl_us is not None:  # and so does an idle one (keyed.unless_idle)
         idle = (n_waiting == 0) & known_us & (
             spec.rules.effective(watermark_us) > last_us + spec.rules.ttl_us)
         keep &= ~(touched & idle)
@@ -355,7 +355,7 @@ def _sort_out(spec: BucketRules, bucket: Bucket, events: pd.DataFrame, event_ids
               ) -> tuple[_Rows, _Rows, _Rows]:
     """The late events, the events to process now and those that wait (grouped by key,
     each key's in processing order; the waiting ones with ``BucketRules.pending_columns``
-    only): ``keyed._sort_out`` on every key; the late-event policy ``"fail"`` raises
+    only): ``keyed.sort_out`` on every key; the late-event policy ``"fail"`` raises
     here."""
     plan, rules = spec.plan, spec.rules
     release_us = rules.release_us(watermark_us)
@@ -394,7 +394,7 @@ def _fail_if_late(spec: BucketRules, bucket: Bucket, late: _Rows, user_keys: np.
     g = int(late.ids[0])
     state = (_key_state(spec, bucket.keys.iloc[g], None) if g < len(bucket.keys)
              else KeyState())
-    keyed._late_rows(spec.plan, spec.rules, user_keys[g], late.rows.iloc[np.flatnonzero(
+    keyed.late_rows(spec.plan, spec.rules, user_keys[g], late.rows.iloc[np.flatnonzero(
         late.ids == g)], state, release_us)  # raises
 
 

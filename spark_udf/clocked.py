@@ -143,8 +143,22 @@ def _next_tick_us(state: KeyState, rules: Rules) -> int | None:
 
 def updates(rules: Rules) -> bool:
     """True if the key's window results are emitted on time and updated (module
-    docstring): a clock, a watermark and an allowed lateness."""
-    return rules.clock is not None and rules.watermark and rules.lateness_us > 0
+    docstring): a clock, a watermark and an allowed lateness (optimistic processing
+    emits them on arrival instead)."""
+    return (rules.clock is not None and rules.watermark and rules.lateness_us > 0
+            and not rules.optimistic)
+
+
+def next_speculative_tick_us(state: KeyState, rules: Rules) -> int | None:
+    """Optimistic processing (:mod:`spark_udf.optimistic`): the next tick of the clock
+    that ran over the pending events and up to the last watermark (``ahead_us``), or
+    None (no clock, nothing processed, or past its horizon)."""
+    last = (state.last_us if state.pending is None
+            else int(state.pending[_TIME_US].max()))
+    if last is None or rules.clock is None:
+        return None
+    clock = last if state.ahead_us is None else max(last, state.ahead_us)
+    return _next_tick_us(replace(state, clock_us=clock, last_us=last), rules)
 
 
 def with_updates(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,

@@ -25,8 +25,7 @@ The rules, per key:
   flags the same events. A late event is never reordered silently: policy
   ``"flag"`` (the default) outputs it with ``late`` true, status 0 (no
   output) and value NaN, and leaves the key's state as it was; ``"fail"``
-  raises ValueError. (Recomputing the outputs after it — optimistic
-  reprocessing — would be a third policy, here in :func:`_late_rows`.)
+  raises ValueError.
 * **Idle keys** (``ttl``, with a watermark). An event more than ``ttl`` after
   its key's previous processed event starts the key afresh, from the
   monitor's initial configuration; and once the watermark passes the last
@@ -42,6 +41,10 @@ The rules, per key:
   clock's latest boundary at or below it (``Rules.release_us``: late only
   once a window of the event has closed for good); a clock's window results
   are emitted on time and updated (:func:`spark_udf.clocked.with_updates`).
+* **Optimistic processing** (``Rules.optimistic``, :mod:`spark_udf.optimistic`):
+  events waiting for the watermark are processed at once, from the settled state,
+  and the rows are a changelog (inserts and retractions) of the current results; the
+  late rule and the settled state are the ones above.
 * **Timed monitors** (``Rules.timed``): :mod:`spark_udf.clocked` feeds the
   released events with the clock's ticks and emits the rows of
   ``Monitor.run_timed``; the key's timer also wakes it at its clock's next
@@ -54,7 +57,7 @@ kernel call per idle gap, O(1) Python otherwise.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -78,7 +81,8 @@ from .plan import (
     time_ordered,
 )
 
-__all__ = ["LATE", "LATE_POLICIES", "TIME_US", "KeyState", "Rules", "step", "wake_ms"]
+__all__ = ["LATE", "LATE_POLICIES", "TIME_US", "KeyState", "Rules", "advance", "late_rows",
+           "no_rows", "sort_out", "step", "unless_idle", "wake_ms"]
 
 TIME_US = "__qre_time_us"
 """The column of event times in microseconds since the epoch (watermark comparisons)."""
@@ -107,6 +111,9 @@ class Rules:
     ``cur.time`` (and δ for integer times: :attr:`delta_us`)."""
     time_kind: str = "timestamp"
     """The time column's type: ``timestamp``, ``integral`` or ``fractional`` (stamps)."""
+    optimistic: bool = False
+    """Process events on arrival and retract the rows that a later-arriving event with
+    an earlier time invalidates (:mod:`spark_udf.optimistic`); needs a watermark."""
 
     @property
     def delta_us(self) -> int:
@@ -166,6 +173,9 @@ class KeyState:
     opened_us: int | None = None
     """A session clock's latest session: the time of its first event (the ``start`` of
     its row when it closes)."""
+    asserted: pd.DataFrame | None = None
+    """Optimistic processing: the rows emitted for the pending events (and the clock's
+    ticks after the settled ones) and not retracted since."""
 
 
 def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: KeyState,
@@ -179,34 +189,49 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
     """
     if events is not None and events[plan.time].isna().any():
         raise null_time_error("monitor_stream", plan, key)
+    if rules.optimistic:
+        from . import optimistic  # here: it builds on this module
+
+        return optimistic.step(plan, rules, m, engine, key, state, events, watermark_us)
     spark_watermark_us, watermark_us = watermark_us, rules.effective(watermark_us)
     release_us = rules.release_us(spark_watermark_us)
-    late, on_time, waiting = _sort_out(plan, rules, state, events, release_us)
-    outputs = [] if late is None else [_late_rows(plan, rules, key, late, state, release_us)]
-    config, last, last_us = state.config, state.last, state.last_us
-    clock_us, opened_us = state.clock_us, state.opened_us
-    if on_time is not None:
-        last = _order_values(on_time, plan, len(on_time) - 1)
-        last_us = int(on_time[TIME_US].iloc[-1]) if rules.watermark or rules.timed else None
+    late, on_time, waiting = sort_out(plan, rules, state, events, release_us)
+    outputs = [] if late is None else [late_rows(plan, rules, key, late, state, release_us)]
     updates = clocked.updates(rules)
-    settled_rows = None
-    if rules.timed and (on_time is not None or state.clock_us is not None):
-        config, (clock_us, opened_us), settled_rows = clocked.run(
-            plan, rules, m, engine, key, on_time, state, watermark_us, boundaries=updates)
-    elif on_time is not None:
-        config, settled_rows = _run(plan, rules, m, engine, key, on_time, state)
-    nxt = KeyState(config, last, last_us, waiting, clock_us, state.sent, state.ahead_us,
-                   opened_us)
+    nxt, settled_rows = advance(plan, rules, m, engine, key, state, on_time, watermark_us,
+                                boundaries=updates)
+    nxt = replace(nxt, pending=waiting)
     if updates:
         assert spark_watermark_us is not None  # updates need a watermark
         nxt, settled_rows = clocked.with_updates(plan, rules, m, engine, key, nxt,
                                                  settled_rows, spark_watermark_us)
     if settled_rows is not None:
         outputs.append(settled_rows)
-    rows = concat_rows(outputs) if outputs else _no_rows(plan)
+    rows = concat_rows(outputs) if outputs else no_rows(plan)
     if clocked.silent(nxt, rules):
         return None, rows
-    return _unless_idle(nxt, rules, watermark_us), rows
+    return unless_idle(nxt, rules, watermark_us), rows
+
+
+def advance(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: KeyState,
+            on_time: pd.DataFrame | None, watermark_us: int | None, *,
+            boundaries: bool = False) -> tuple[KeyState, pd.DataFrame | None]:
+    """Process the key's ``on_time`` events (in order; None: none) from ``state``, with
+    a timed monitor's clock ticks up to ``watermark_us``: the state after them (pending
+    events as in ``state``) and their rows (None if nothing ran)."""
+    config, last, last_us = state.config, state.last, state.last_us
+    clock_us, opened_us = state.clock_us, state.opened_us
+    if on_time is not None:
+        last = _order_values(on_time, plan, len(on_time) - 1)
+        last_us = int(on_time[TIME_US].iloc[-1]) if rules.watermark or rules.timed else None
+    rows = None
+    if rules.timed and (on_time is not None or state.clock_us is not None):
+        config, (clock_us, opened_us), rows = clocked.run(
+            plan, rules, m, engine, key, on_time, state, watermark_us, boundaries=boundaries)
+    elif on_time is not None:
+        config, rows = _run(plan, rules, m, engine, key, on_time, state)
+    return replace(state, config=config, last=last, last_us=last_us, clock_us=clock_us,
+                   opened_us=opened_us), rows
 
 
 def wake_ms(state: KeyState, rules: Rules) -> int | None:
@@ -218,6 +243,9 @@ def wake_ms(state: KeyState, rules: Rules) -> int | None:
     if tick is not None:
         due.append(tick)
     update = clocked.next_update_us(state, rules)  # on Spark's watermark, not lessened
+    if rules.optimistic:  # the speculative clock's next tick, also on Spark's watermark
+        ahead = clocked.next_speculative_tick_us(state, rules)
+        update = ahead if update is None or ahead is None else min(update, ahead)
     if due or update is not None:
         return -(-min([*(d + rules.lateness_us for d in due),  # ceil
                        *([] if update is None else [update])]) // 1000)
@@ -227,7 +255,7 @@ def wake_ms(state: KeyState, rules: Rules) -> int | None:
     return None
 
 
-def _sort_out(plan: Plan, rules: Rules, state: KeyState, events: pd.DataFrame | None,
+def sort_out(plan: Plan, rules: Rules, state: KeyState, events: pd.DataFrame | None,
               watermark_us: int | None
               ) -> tuple[pd.DataFrame | None, pd.DataFrame | None, pd.DataFrame | None]:
     """The late events, the events to process now and the events that wait, each in
@@ -258,7 +286,7 @@ def _some(frame: pd.DataFrame | None) -> pd.DataFrame | None:
     return frame if frame is not None and len(frame) else None
 
 
-def _unless_idle(state: KeyState, rules: Rules, watermark_us: int | None) -> KeyState | None:
+def unless_idle(state: KeyState, rules: Rules, watermark_us: int | None) -> KeyState | None:
     """None (drop the state) if it holds nothing (only late events so far), or once the
     watermark is past the last event + ttl with nothing pending."""
     if state.pending is None and state.last is None:
@@ -291,7 +319,7 @@ def _late_prefix(ready: pd.DataFrame, plan: Plan, last: tuple[Any, ...] | None) 
     return n
 
 
-def _late_rows(plan: Plan, rules: Rules, key: Any, late: pd.DataFrame,
+def late_rows(plan: Plan, rules: Rules, key: Any, late: pd.DataFrame,
                state: KeyState, release_us: int | None) -> pd.DataFrame:
     """The late-event policy: flag the events (no output, state unchanged) or fail."""
     if rules.late == "fail":
@@ -341,6 +369,6 @@ def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd
     return config, frame_rows(plan, key, events, status, value, late=False)
 
 
-def _no_rows(plan: Plan) -> pd.DataFrame:
+def no_rows(plan: Plan) -> pd.DataFrame:
     start = [plan.added(START)] if plan.windows else []
     return pd.DataFrame(columns=[*plan.shown, *start, *plan.result_columns, plan.added(LATE)])

@@ -66,7 +66,7 @@ def simulate(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
                 outputs.append(_step(plan, rules, m, states, key, None, watermark_ms))
         if marks is not None:
             marks.append((sum(len(o) for o in outputs), watermark_ms))
-        if not rules.timed:  # a timed monitor's rows are not one per event
+        if not rules.timed and not rules.optimistic:  # else not one row per event
             _check_progress(pd.concat(received), [o["t"] for o in outputs], states, rules,
                             rules.release_us(watermark_ms * 1000) if rules.watermark
                             else None)

@@ -1,0 +1,156 @@
+"""Results as a changelog, and the sink barrier that turns one into final rows (issue 22;
+seed 002, §V.D and Algorithm 3).
+
+Pipeline position: after a monitor that processes events optimistically
+(:mod:`spark_udf.optimistic`): its output rows carry a :data:`CHANGE` column,
+:data:`INSERT` or :data:`RETRACT`. A consumer that applies them in order — add an
+inserted row, remove one equal row for a retraction — holds the current results at
+any moment. :class:`Barrier` is seed 002's single buffer at the end of the pipeline:
+it holds the inserted rows, drops each one a retraction cancels, and releases, in
+time order, the rows that the watermark has made final.
+
+Rows are compared on every column (:func:`row_changes`): floats by their bits
+(``-0.0`` is not ``0.0``; every NaN is one value) and the missing cells (None, NA,
+NaT) alike, so a retraction cancels exactly the row it repeats.
+
+Cost: O(rows) Python work per call (a tuple per row), O(rows held) memory.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections import Counter
+from collections.abc import Hashable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["CHANGE", "INSERT", "RETRACT", "Barrier", "row_changes"]
+
+CHANGE = "change"
+"""The column that says whether a row inserts or retracts a result."""
+
+INSERT = "insert"
+"""A new result (Flink's ``+I`` / ``+U``, Delta's ``insert``)."""
+
+RETRACT = "retract"
+"""A result withdrawn: the row as it was inserted (Flink's ``-U`` / ``-D``, Delta's
+``delete``)."""
+
+
+def row_changes(before: pd.DataFrame | None, after: pd.DataFrame | None
+                ) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """The rows of ``before`` not in ``after`` and those of ``after`` not in ``before``,
+    as multisets of rows compared on every column (module docstring); None for none.
+
+    >>> a = pd.DataFrame({"t": [1, 2], "value": [1.0, float("nan")]})
+    >>> b = pd.DataFrame({"t": [2, 3], "value": [float("nan"), -0.0]})
+    >>> gone, new = row_changes(a, b)
+    >>> gone["t"].tolist(), new["t"].tolist()
+    ([1], [3])
+    """
+    old = [] if before is None else row_keys(before)
+    new = [] if after is None else row_keys(after)
+    kept = Counter(old) & Counter(new)
+    return _unmatched(before, old, kept.copy()), _unmatched(after, new, kept)
+
+
+def row_keys(frame: pd.DataFrame) -> list[Hashable]:
+    """Each row of ``frame`` as a tuple, equal exactly where the rows are."""
+    columns = [[_cell(v) for v in frame[c].tolist()] for c in frame.columns]
+    return list(zip(*columns, strict=True)) if columns else [()] * len(frame)
+
+
+def _cell(v: Any) -> Hashable:
+    if v is None or v is pd.NA or v is pd.NaT:
+        return ("null",)
+    if isinstance(v, float | np.floating):
+        f = float(v)
+        return ("nan",) if f != f else ("f", struct.pack("<d", f))
+    return ("v", v)
+
+
+def _unmatched(frame: pd.DataFrame | None, keys: list[Hashable],
+               matched: Counter[Hashable]) -> pd.DataFrame | None:
+    """The rows of ``frame`` left when each key of ``matched`` takes as many rows as its
+    count, first ones first (None if no row is left)."""
+    if frame is None:
+        return None
+    keep = np.ones(len(keys), dtype=bool)
+    for i, k in enumerate(keys):
+        if matched[k] > 0:
+            matched[k] -= 1
+            keep[i] = False
+    return frame[keep] if keep.any() else None
+
+
+class Barrier:
+    """Seed 002's sink barrier (Algorithm 3) over changelog rows.
+
+    :meth:`push` takes rows with a ``change`` column: an insert is held, a retraction
+    removes one held row equal to it (every column but ``change``). :meth:`release`
+    returns, and forgets, the held rows whose ``time`` is at or below a point no event
+    can change any more (the watermark less the allowed lateness, as the monitor's
+    rules define it), ordered by time, then by arrival; without ``change``.
+
+    >>> b = Barrier()
+    >>> b.push(pd.DataFrame({"time": [5, 9], "value": [1.0, 3.0],
+    ...                      "change": ["insert", "insert"]}))
+    >>> b.push(pd.DataFrame({"time": [9, 9], "value": [3.0, 13.0],
+    ...                      "change": ["retract", "insert"]}))
+    >>> b.release(9)["value"].tolist()
+    [1.0, 13.0]
+    """
+
+    def __init__(self, time: str = "time", change: str = CHANGE) -> None:
+        self.time, self.change = time, change
+        self._held: pd.DataFrame | None = None
+
+    @property
+    def held(self) -> int:
+        """How many rows wait for the watermark."""
+        return 0 if self._held is None else len(self._held)
+
+    def push(self, rows: pd.DataFrame) -> None:
+        """Apply changelog ``rows`` in their order (an insert, then its retraction,
+        cancel within one call)."""
+        if self.change not in rows:
+            raise ValueError(f"Barrier.push: the rows have no {self.change!r} column")
+        if not len(rows):
+            return
+        kinds = set(rows[self.change].unique())
+        if not kinds <= {INSERT, RETRACT}:
+            other = sorted(map(str, kinds - {INSERT, RETRACT}))
+            raise ValueError(f"Barrier.push: {self.change!r} holds {other!r}; it is "
+                             f"{INSERT!r} or {RETRACT!r}")
+        plain = rows.drop(columns=self.change)
+        retract = (rows[self.change] == RETRACT).to_numpy()
+        # Runs of one kind, in order: a retraction may cancel an insert of the same call.
+        starts = np.flatnonzero(np.diff(retract.astype(np.int8), prepend=2))
+        for lo, hi in zip(starts, [*starts[1:], len(rows)], strict=True):
+            part = plain.iloc[lo:hi]
+            if retract[lo]:
+                self._retract(part)
+            else:
+                self._held = part if self._held is None else pd.concat(
+                    [self._held, part], ignore_index=True)
+
+    def _retract(self, rows: pd.DataFrame) -> None:
+        gone, held = row_changes(rows, self._held)
+        if gone is not None:
+            raise ValueError(f"Barrier.push: {len(gone)} retraction(s) of rows not held, e.g. "
+                             f"{gone.iloc[0].to_dict()}")
+        self._held = held
+
+    def release(self, final_until: Any) -> pd.DataFrame | None:
+        """The held rows with ``time`` ≤ ``final_until``, in time order (None if none)."""
+        if self._held is None:
+            return None
+        ready = (self._held[self.time] <= final_until).to_numpy()
+        if not ready.any():
+            return None
+        out = self._held[ready].sort_values(self.time, kind="stable")
+        rest = self._held[~ready]
+        self._held = rest.reset_index(drop=True) if len(rest) else None
+        return out.reset_index(drop=True)

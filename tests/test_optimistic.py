@@ -1,0 +1,176 @@
+"""Optimistic processing (issue 22; seed 002 §V), without Spark: the stream simulator
+(tests/stream_simulator.py) through spark_udf.optimistic. The oracle: after every
+micro-batch, the inserts minus the retractions emitted so far are, row for row,
+``run_timed`` on the events seen so far that were not late, with that batch's
+watermark — the sorted prefix of what arrived, whatever the arrival order."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from keyed_oracle import canonical
+from stream_simulator import US, arrivals, simulate
+
+from qre import Monitor, qre
+from qre.runtime.changelog import CHANGE, INSERT, RETRACT, Barrier, row_changes
+from qre.runtime.timed import is_timed
+from spark_udf import clocked
+from spark_udf.keyed import LATE, TIME_US, Rules
+from tests.test_stream_timed import PATTERNS, WINDOWS
+
+UNTIMED = ["sum(cur)", "avg_last(2, cur) - avg(cur)", "once(is(b)) && fill_with(last(cur), "
+           "const(0)) > 0", "!is(a) since is(b)"]
+
+
+def rules(m: Monitor, lateness: int = 0) -> Rules:
+    return Rules(True, None, "flag", lateness * US, m.clock, is_timed(m), US, "integral",
+                 optimistic=True)
+
+
+def current(rows: pd.DataFrame) -> Counter:
+    """The result set a changelog consumer holds: inserts minus retractions."""
+    held: Counter = Counter()
+    for k, t, tag, status, value, change in zip(
+            rows["k"], rows["t"], rows["tag"], rows["status"], rows["value"], rows[CHANGE],
+            strict=True):
+        row = (int(k), int(t), str(tag), int(status), repr(float(value)))
+        held[row] += 1 if change == INSERT else -1
+        assert held[row] >= 0, f"retracted a row that was not held: {row}"
+    return +held
+
+
+def expected(m: Monitor, events: pd.DataFrame, watermark: int) -> Counter:
+    reads_records = bool(m._source_dt.fields)
+    values = {"v": events["v"]} if reads_records else events["v"]
+    want = m.run_timed(events["t"], events["tag"], values, keys=events["k"],
+                       watermark=watermark, undefined="drop" if m.clock else "keep")
+    return Counter((int(k), int(t), str(tag), int(s), repr(float(v))) for k, t, tag, s, v in zip(
+        want["key"], want["time"], want["tag"], want["status"], want["value"], strict=True))
+
+
+@st.composite
+def disordered(draw):  # type: ignore[no-untyped-def]
+    """Events of 1..3 keys at distinct whole seconds, arriving up to 8 s out of order in
+    micro-batches of one to three events: many arrive before events with earlier times."""
+    n = draw(st.integers(8, 24))
+    times = draw(st.lists(st.integers(1, 40), min_size=n, max_size=n, unique=True))
+    frame = pd.DataFrame({
+        "k": draw(st.lists(st.integers(0, 2), min_size=n, max_size=n)), "t": times,
+        "tag": draw(st.lists(st.sampled_from(["a", "b"]), min_size=n, max_size=n)),
+        "v": draw(st.lists(st.sampled_from([-1.0, 0.5, 2.0]), min_size=n, max_size=n))})
+    frame[TIME_US] = frame["t"] * US
+    noise = draw(st.lists(st.integers(0, 8), min_size=n, max_size=n))
+    frame = frame.iloc[np.argsort(frame["t"].to_numpy() + np.array(noise), kind="stable")]
+    sizes = draw(st.lists(st.integers(1, 3), min_size=n, max_size=n))
+    cuts = np.cumsum(sizes)
+    return [frame.iloc[lo:hi] for lo, hi in zip([0, *cuts], cuts, strict=False) if lo < n]
+
+
+def check_changelog(text: str, batches: list[pd.DataFrame], delay: int, lateness: int) -> int:
+    """The module docstring's oracle after every micro-batch; the number of retractions."""
+    m = qre("alphabet a, b; " + text)
+    marks: list[tuple[int, int]] = []
+    rows, _ = simulate(m, batches, rules(m, lateness), delay, marks=marks)
+    assert set(rows[CHANGE]) <= {INSERT, RETRACT}
+    is_late = rows[LATE].astype(bool)
+    assert (rows.loc[is_late, CHANGE] == INSERT).all() and (rows.loc[is_late, "status"] == 0).all()
+    late_events = rows[is_late].set_index(["k", "t"]).index
+    for i, (n_rows, watermark_ms) in enumerate(marks):
+        part = rows.iloc[:n_rows]
+        events = pd.concat(batches[:i + 1], ignore_index=True)
+        events = events[~events.set_index(["k", "t"]).index.isin(late_events)]
+        held = current(part[~part[LATE].astype(bool)])
+        assert held == expected(m, events, watermark_ms // 1000), f"after micro-batch {i}"
+    return int((rows[CHANGE] == RETRACT).sum())
+
+
+@settings(max_examples=60)
+@given(st.sampled_from(WINDOWS + PATTERNS + UNTIMED),
+       st.one_of(disordered(), arrivals(jitter=8, distinct=True, min_events=12)),
+       st.sampled_from([2, 5, 9]), st.sampled_from([0, 3]))
+def test_inserts_minus_retractions_are_the_sorted_prefix(text, batches, delay, lateness):
+    check_changelog(text, batches, delay, lateness)
+
+
+def _batches(*parts: list[tuple[int, int, str, float]]) -> list[pd.DataFrame]:
+    out = []
+    for part in parts:
+        frame = pd.DataFrame(part, columns=["k", "t", "tag", "v"])
+        out.append(frame.assign(**{TIME_US: frame["t"] * US}))
+    return out
+
+
+# Key 0's events at 4 and 6 arrive after those at 5, 7 and 9: within the watermark's
+# delay of 5 s, so they are not late, and what was emitted after 5 and 7 changes.
+DISORDER = _batches([(0, 5, "a", 1.0), (0, 7, "b", 2.0), (1, 3, "a", 1.0)],
+                    [(0, 9, "a", 0.5), (0, 4, "b", 2.0)], [(0, 6, "a", -1.0), (1, 12, "b", 2.0)],
+                    [(0, 20, "a", 1.0)])
+
+
+# The session of 5 closes at 8 when 12 arrives; then 7 arrives and extends it to 10.
+EXTENDED = _batches([(0, 5, "a", 1.0), (0, 12, "a", 1.0)], [(0, 7, "a", 2.0)],
+                    [(0, 30, "a", 1.0)])
+
+
+# A b at 7 arrives after the a's at 5 and 9: the match (5, 9) is no longer one.
+SPLIT_MATCH = _batches([(0, 5, "a", 1.0), (0, 9, "a", 1.0)], [(0, 7, "b", 1.0)],
+                       [(0, 30, "a", 1.0)])
+
+
+@pytest.mark.parametrize(("text", "batches", "delay"), [
+    ("sum(cur)", DISORDER, 5), ("avg_last(2, cur) - avg(cur)", DISORDER, 5),
+    ("aggregate(sum(cur.v), 4s, 2s)", DISORDER, 5), ("matches(seq(a, not(b), a))", SPLIT_MATCH, 9),
+    ("aggregate(sum(cur.v), session(3s))", EXTENDED, 9)])
+def test_an_out_of_order_event_retracts_what_it_changes(text, batches, delay):
+    assert check_changelog(text, batches, delay, 0) > 0
+
+
+def test_row_changes_compare_every_cell_exactly():
+    a = pd.DataFrame({"t": [1, 1, 2], "value": [0.0, 0.0, float("nan")], "x": [None, None, 1]})
+    b = pd.DataFrame({"t": [1, 2], "value": [-0.0, float("nan")], "x": [None, 1]})
+    gone, new = row_changes(a, b)
+    assert gone["t"].tolist() == [1, 1] and new["t"].tolist() == [1]
+    assert row_changes(a, a) == (None, None)
+    assert row_changes(None, b)[1].equals(b)
+
+
+@settings(max_examples=40)
+@given(st.sampled_from(WINDOWS + PATTERNS + UNTIMED),
+       st.one_of(disordered(), arrivals(jitter=8, distinct=True, min_events=12)),
+       st.sampled_from([2, 5, 9]), st.sampled_from([0, 3]))
+def test_the_barrier_releases_the_pessimistic_rows(text, batches, delay, lateness):
+    """Issue 22, point 5: the changelog through the sink barrier, released after each
+    micro-batch up to the point its watermark makes final, is the pessimistic policy's
+    output (with allowed lateness: each window's last row, as it settles)."""
+    m = qre("alphabet a, b; " + text)
+    optimistic = rules(m, lateness)
+    marks: list[tuple[int, int]] = []
+    rows, _ = simulate(m, batches, optimistic, delay, marks=marks)
+    barrier, released, done = Barrier(time="t"), [], 0
+    for n_rows, watermark_ms in marks:
+        barrier.push(rows.iloc[done:n_rows])
+        final = barrier.release(optimistic.release_us(watermark_ms * 1000) // US)
+        released += [] if final is None else [final]
+        done = n_rows
+    assert barrier.held == 0
+    got = pd.concat(released, ignore_index=True) if released else rows.iloc[:0]
+    pessimistic = replace(optimistic, optimistic=False)
+    want, _ = simulate(m, batches, pessimistic, delay)
+    if clocked.updates(pessimistic):  # updates: a window's last row is its result
+        want = want.groupby(["k", "t", LATE], sort=False).tail(1)
+        want = want[(want["status"] != 0) | want[LATE].astype(bool)]
+    columns = ["k", "t", "tag", "status", "value", LATE]
+
+    def typed(frame: pd.DataFrame) -> pd.DataFrame:
+        return frame.astype({"k": int, "t": int, "status": int, "value": float, LATE: bool})
+
+    assert canonical(typed(got), columns) == canonical(typed(want), columns)
+    in_time = got[~got[LATE].astype(bool)]  # a late event's row comes when it arrives
+    for _, part in in_time.groupby("k"):
+        assert part["t"].is_monotonic_increasing
