@@ -109,6 +109,8 @@ def key_columns(plan: Plan, rules: Rules) -> list[str]:
     if rules.timed:
         names += ["clock_us", "ahead_us", "opened_us", "sent_us", "sent_status",
                   "sent_value"]
+    if rules.optimistic:
+        names += ["ahead_us", "asserted"] if not rules.timed else ["asserted"]
     return names
 
 
@@ -150,8 +152,9 @@ class Bucket:
         for c in _NULLABLE_LONGS:
             if c in frame and frame[c].dtype != "Int64":  # e.g. all null: objects
                 frame[c] = pd.array(frame[c].tolist(), dtype="Int64")
-        if "config" in frame:
-            frame["config"] = frame["config"].astype(object)
+        for c in ("config", "asserted"):
+            if c in frame:
+                frame[c] = frame[c].astype(object)
         return Bucket(frame, _arrow_frame(pending))
 
 
@@ -185,7 +188,7 @@ def step_bucket(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
     if events is not None and events[spec.plan.time].isna().any():
         row = int(np.flatnonzero(events[spec.plan.time].isna().to_numpy())[0])
         raise null_time_error("monitor_stream", spec.plan, spec.key_of(events[GROUP].iloc[row]))
-    if spec.rules.timed:
+    if spec.rules.timed or spec.rules.optimistic:
         return _step_each(spec, bucket, events, watermark_us)
     return _step_all(spec, bucket, events, watermark_us)
 
@@ -252,8 +255,10 @@ def _key_state(spec: BucketRules, row: pd.Series, pending: pd.DataFrame | None) 
     if pending is not None and len(pending):
         waiting = pending[spec.pending_columns].reset_index(drop=True)
     config = None if row["config"] is None else _flat(spec.monitor, [row["config"]])[0]
+    asserted = row.get("asserted")
     return KeyState(config, last, last_us, waiting, _int(row.get("clock_us")), sent,
-                    _int(row.get("ahead_us")), _int(row.get("opened_us")))
+                    _int(row.get("ahead_us")), _int(row.get("opened_us")),
+                    None if asserted is None else _arrow_frame(asserted))
 
 
 def _key_row(spec: BucketRules, group: Any, state: KeyState) -> dict[str, Any]:
@@ -268,6 +273,8 @@ def _key_row(spec: BucketRules, group: Any, state: KeyState) -> dict[str, Any]:
     row["waiting"] = 0 if state.pending is None else len(state.pending)
     row["clock_us"], row["ahead_us"] = state.clock_us, state.ahead_us
     row["opened_us"] = state.opened_us
+    # Optimistic processing: the rows asserted for the pending events, as Arrow IPC.
+    row["asserted"] = None if state.asserted is None else _arrow_bytes(state.asserted)
     sent = [list(column) for column in zip(*state.sent, strict=True)] or [[], [], []]
     row["sent_us"], row["sent_status"], row["sent_value"] = sent
     return {c: row[c] for c in spec.key_columns}

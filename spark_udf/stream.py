@@ -84,12 +84,13 @@ import json
 import logging
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
 from pyspark.sql.streaming import StatefulProcessor
 
+from qre.runtime.changelog import CHANGE, RETRACT
 from qre.runtime.monitor import Monitor
 from qre.runtime.timed import is_timed
 
@@ -187,7 +188,8 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                          tiebreak: str | Sequence[str] = (), late: str = "flag",
                          lateness: Any = None, keep: str | Sequence[str] | None = None,
                          prefix: str = "", engine: str = "auto",
-                         unknown_tags: str = "error", buckets: int | None = None) -> Any:
+                         unknown_tags: str = "error", buckets: int | None = None,
+                         optimistic: bool = False) -> Any:
     """The streaming DataFrame of ``monitor`` run per key over the streaming ``df``.
 
     Columns as :func:`spark_udf.monitor_frame`'s (``keep``, ``prefix`` alike) plus
@@ -212,11 +214,17 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     derived tags) emits the rows of :meth:`qre.Monitor.run_timed`
     (:mod:`spark_udf.clocked`). ``buckets``: how many buckets the keys are hashed into
     (each bucket's keys share one state entry and one call per micro-batch; default
-    four per shuffle partition; fixed for the life of a checkpoint). The others are
-    :func:`monitor_frame`'s. See the module docstring.
+    four per shuffle partition; fixed for the life of a checkpoint). ``optimistic``
+    (needs a watermark; seed 002): events are processed when they arrive instead of
+    when the watermark passes them, and the rows are a changelog — a column
+    ``change`` (prefixed), ``insert`` or ``retract`` — whose inserts minus
+    retractions are at every micro-batch the results of the events so far, in time
+    order (:mod:`spark_udf.optimistic`); :class:`qre.runtime.changelog.Barrier` turns
+    it into the final rows. The others are :func:`monitor_frame`'s. See the module
+    docstring.
     """
     from pyspark.sql import functions as F
-    from pyspark.sql.types import BooleanType, StructField, StructType
+    from pyspark.sql.types import BooleanType, StringType, StructField, StructType
 
     if not hasattr(df, "isStreaming"):
         raise TypeError(f"monitor_stream: expected a streaming Spark DataFrame "
@@ -242,11 +250,16 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     if lateness_us and delay_us is None:
         raise ValueError("monitor_stream: lateness needs a watermark (an event is accepted "
                          "while the watermark is below its time plus the lateness)")
+    if not isinstance(optimistic, bool):
+        raise TypeError(f"monitor_stream: optimistic must be True or False, not {optimistic!r}")
+    if optimistic and delay_us is None:
+        raise ValueError("monitor_stream: optimistic=True needs a watermark (it says when a "
+                         "result is final and what to retract no more)")
     plan = make_plan("monitor_stream", df, monitor, key, time, tag, value, tiebreak, engine,
-                     unknown_tags, timed=True, keep=keep, prefix=prefix, added=[LATE],
-                     stamped=is_timed(monitor))
-    rules = _rules(monitor, df.schema[time].dataType, time_unit, delay_us is not None, ttl_us,
-                   late, lateness_us)
+                     unknown_tags, timed=True, keep=keep, prefix=prefix,
+                     added=[LATE, *([CHANGE] if optimistic else [])], stamped=is_timed(monitor))
+    rules = replace(_rules(monitor, df.schema[time].dataType, time_unit, delay_us is not None,
+                           ttl_us, late, lateness_us), optimistic=optimistic)
     key_text = _key_text(F.col(key), df.schema[key].dataType)
     spec = _Spec(plan, rules, monitor_fingerprint(monitor),
                  None if key_text is None else key_text[0], buckets)
@@ -269,13 +282,17 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     events = events.withColumn(BUCKET, F.pmod(F.hash(F.col(spec.group_column)),
                                               F.lit(buckets)))
     schema = StructType([*output_fields(df.schema, plan),
-                         StructField(plan.added(LATE), BooleanType(), False)])
+                         StructField(plan.added(LATE), BooleanType(), False),
+                         *([StructField(plan.added(CHANGE), StringType(), False)]
+                           if optimistic else [])])
     out = events.groupBy(BUCKET).transformWithStateInPandas(
         statefulProcessor=_MonitorProcessor(spec), outputStructType=schema,
         outputMode="Append", timeMode="EventTime" if delay_us is not None else "None")
+    retracted = (F.count_if(F.col(plan.added(CHANGE)) == RETRACT) if optimistic
+                 else F.lit(0)).alias("retracted")
     return nan_for_null(out, plan).observe(
         METRICS, F.count(F.lit(1)).alias("rows"),
-        F.count_if(F.col(plan.added(LATE))).alias("late"))
+        F.count_if(F.col(plan.added(LATE))).alias("late"), retracted)
 
 
 def _bucket_count(df: Any, buckets: Any) -> int:

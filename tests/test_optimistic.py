@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from keyed_oracle import canonical
-from stream_simulator import US, arrivals, simulate
+from stream_simulator import US, arrivals, simulate, simulate_buckets
 
 from qre import Monitor, qre
 from qre.runtime.changelog import CHANGE, INSERT, RETRACT, Barrier, row_changes
@@ -174,3 +174,18 @@ def test_the_barrier_releases_the_pessimistic_rows(text, batches, delay, latenes
     in_time = got[~got[LATE].astype(bool)]  # a late event's row comes when it arrives
     for _, part in in_time.groupby("k"):
         assert part["t"].is_monotonic_increasing
+
+
+@settings(max_examples=25)
+@given(st.sampled_from(["sum(cur)", "!is(a) since is(b)", "aggregate(sum(cur.v), 4s, 2s)",
+                        "aggregate(count(), session(2s), [a])"]),
+       disordered(), st.sampled_from([2, 5]), st.sampled_from([0, 3]), st.integers(1, 2))
+def test_a_bucket_of_keys_stores_what_each_key_asserted(text, batches, delay, lateness,
+                                                       n_buckets):
+    """monitor_stream keeps keys in buckets, stored as Arrow between micro-batches: the
+    rows asserted for pending events survive that, and the changelog is the same."""
+    m = qre("alphabet a, b; " + text)
+    want, _ = simulate(m, batches, rules(m, lateness), delay)
+    got = simulate_buckets(m, batches, rules(m, lateness), delay, n_buckets)
+    columns = ["k", "t", "tag", "status", "value", LATE, CHANGE]
+    assert canonical(got, columns) == canonical(want, columns)

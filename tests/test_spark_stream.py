@@ -371,3 +371,40 @@ def test_a_late_event_updates_a_window_already_emitted(spark, tmp_path) -> None:
     got = got[got["k"] == 1]
     rows = list(zip(got["t"], got["start"], got["value"], got[LATE], strict=True))
     assert sorted(rows) == [(1, 0, 1.0, False), (1, 0, 5.0, False), (3, 2, 2.0, False)]
+
+
+@pytest.mark.parametrize(("text", "batches", "delay"), [
+    ("sum(cur)", "DISORDER", 5),
+    ("alphabet a, b; aggregate(sum(cur.v), session(3s))", "EXTENDED", 9)])
+def test_an_optimistic_stream_restarted_writes_the_simulators_changelog(
+        spark, tmp_path, text, batches, delay) -> None:  # type: ignore[no-untyped-def]
+    """Issue 22: optimistic=True on Spark gives the simulator's changelog, retractions
+    included (tests/test_optimistic.py checks it against run_timed), through the bucket
+    state store and a restart from the checkpoint in the middle: nothing lost, nothing
+    repeated."""
+    from qre.runtime.changelog import CHANGE, RETRACT
+    from qre.runtime.timed import is_timed
+    from tests import test_optimistic
+
+    m = qre(text, list(ALPHABET))
+    events = [b.drop(columns="__qre_time_us") for b in getattr(test_optimistic, batches)]
+    write_batches(tmp_path / "in", events[:2])
+    options = {"watermark": f"{delay} seconds", "optimistic": True}
+    run(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out", **options)
+    write_batches(tmp_path / "in", [*events[2:], SENTINEL], first=2)
+    got, query = run_query(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out",
+                           **options)
+    rules = (Rules(True, None, "flag", 0, m.clock, True, 10**6, "integral", optimistic=True)
+             if is_timed(m) else Rules(True, optimistic=True))
+    want, _ = simulate(m, getattr(test_optimistic, batches), rules, delay)
+    columns = [*RESULTS, LATE, CHANGE]
+    assert (got[CHANGE] == RETRACT).any()
+    assert canonical(got, columns) == canonical(want, columns)
+    assert "retracted" in query.lastProgress["observedMetrics"]["qre_monitor"]
+
+
+def test_optimistic_needs_a_watermark(spark, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    stream = spark.readStream.schema(SCHEMA).parquet(str(tmp_path))
+    with pytest.raises(ValueError, match="optimistic=True needs a watermark"):
+        monitor_stream_frame(stream, qre("sum(cur)", list(ALPHABET)), "k", "t", "tag", "v",
+                             optimistic=True)

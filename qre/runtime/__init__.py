@@ -11,7 +11,9 @@ holds :class:`~qre.runtime.monitor.Monitor` and :class:`~qre.runtime.monitor.Ses
 output columns; :mod:`~qre.runtime.times` and :mod:`~qre.runtime.timed` run
 timed queries (event times in whole δ, clock ticks, emitted rows);
 :mod:`~qre.runtime.frames` reads event tables for the command line and
-:mod:`~qre.runtime.progress` reports its stages.
+:mod:`~qre.runtime.progress` reports its stages; :mod:`~qre.runtime.changelog` is
+the change column of optimistic streams and the sink barrier that releases their
+final rows.
 
 Takes a monitor and columns of events (tags, values, keys, times); returns one
 output per event (``Output``) or the emitted rows of a timed run (a DataFrame). Cost:
