@@ -20,6 +20,8 @@ times are ordered by :mod:`qre.runtime.order`'s rule, as everywhere.
   whose rules for time — watermark, late events, idle keys — are
   :mod:`~spark_udf.keyed`'s; exactly-once
   through Spark's checkpoints.
+* :class:`LocalStream` (:mod:`~spark_udf.local_stream`) — the same streaming rules
+  in this process, over pandas micro-batches handed over one by one (no Spark).
 * :func:`monitor_timed` (:mod:`~spark_udf.timed`) — timed monitors (window
   aggregates, clock ticks, CER patterns, derived tags): per key, the rows of
   ``Monitor.run_timed``.
@@ -34,10 +36,11 @@ each, benchmarks/spark_stream.py).
 """
 
 from .batch import monitor_frame
+from .local_stream import LocalStream
 from .plan import monitor_fingerprint
 from .session import local_session
 from .stream import monitor_stream, monitor_stream_frame
 from .timed import monitor_timed
 
-__all__ = ["local_session", "monitor_fingerprint", "monitor_frame", "monitor_stream",
-           "monitor_stream_frame", "monitor_timed"]
+__all__ = ["LocalStream", "local_session", "monitor_fingerprint", "monitor_frame",
+           "monitor_stream", "monitor_stream_frame", "monitor_timed"]

@@ -234,32 +234,12 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                          "use monitor_frame for a batch DataFrame")
     check_arguments("monitor_stream", monitor, key, time, tag, value, tiebreak, keep, prefix,
                     engine, unknown_tags)
-    if not isinstance(late, str) or late not in LATE_POLICIES:
-        raise ValueError(f"monitor_stream: late must be one of {', '.join(LATE_POLICIES)}, "
-                         f"not {late!r}")
-    if not isinstance(time_unit, str) or time_unit not in TIME_UNITS:
-        raise ValueError(f"monitor_stream: time_unit must be one of {', '.join(TIME_UNITS)}, "
-                         f"not {time_unit!r}")
-    delay_us = None if watermark is None else duration_us(watermark, "watermark")
-    ttl_us = None if ttl is None else duration_us(ttl, "ttl")
-    lateness_us = 0 if lateness is None else duration_us(lateness, "lateness")
-    if ttl_us is not None and delay_us is None:
-        raise ValueError("monitor_stream: ttl needs a watermark (a key is idle when the "
-                         "watermark has passed its last event by ttl)")
+    delay_us, rules = checked_rules(monitor, _time_kind(df.schema[time].dataType), time_unit,
+                                    watermark, ttl, late, lateness, optimistic)
     buckets = _bucket_count(df, buckets)
-    if lateness_us and delay_us is None:
-        raise ValueError("monitor_stream: lateness needs a watermark (an event is accepted "
-                         "while the watermark is below its time plus the lateness)")
-    if not isinstance(optimistic, bool):
-        raise TypeError(f"monitor_stream: optimistic must be True or False, not {optimistic!r}")
-    if optimistic and delay_us is None:
-        raise ValueError("monitor_stream: optimistic=True needs a watermark (it says when a "
-                         "result is final and what to retract no more)")
     plan = make_plan("monitor_stream", df, monitor, key, time, tag, value, tiebreak, engine,
                      unknown_tags, timed=True, keep=keep, prefix=prefix,
                      added=[LATE, *([CHANGE] if optimistic else [])], stamped=is_timed(monitor))
-    rules = replace(_rules(monitor, df.schema[time].dataType, time_unit, delay_us is not None,
-                           ttl_us, late, lateness_us), optimistic=optimistic)
     key_text = _key_text(F.col(key), df.schema[key].dataType)
     spec = _Spec(plan, rules, monitor_fingerprint(monitor),
                  None if key_text is None else key_text[0], buckets)
@@ -329,15 +309,50 @@ def _key_from_text(text: str | None, kind: str | None) -> Any:
     return int(text) if kind == "integral" else float(text)
 
 
-def _rules(monitor: Monitor, dtype: Any, time_unit: str, watermark: bool, ttl_us: int | None,
-           late: str, lateness_us: int) -> Rules:
-    """The time rules of a stream; a timed monitor's clock and units are checked here."""
+def _time_kind(dtype: Any) -> str:
+    """``integral``, ``fractional`` or ``timestamp``: the kind of a Spark time type."""
     from pyspark.sql.types import DecimalType, FractionalType, IntegralType
 
+    return ("integral" if isinstance(dtype, IntegralType) else "fractional"
+            if isinstance(dtype, FractionalType | DecimalType) else "timestamp")
+
+
+def checked_rules(monitor: Monitor, kind: str, time_unit: str, watermark: Any, ttl: Any,
+                  late: str, lateness: Any, optimistic: bool) -> tuple[int | None, Rules]:
+    """The watermark's delay (µs; None without one) and the rules of a stream, the
+    options checked (ValueError or TypeError naming the option)."""
+    if not isinstance(late, str) or late not in LATE_POLICIES:
+        raise ValueError(f"monitor_stream: late must be one of {', '.join(LATE_POLICIES)}, "
+                         f"not {late!r}")
+    if not isinstance(time_unit, str) or time_unit not in TIME_UNITS:
+        raise ValueError(f"monitor_stream: time_unit must be one of {', '.join(TIME_UNITS)}, "
+                         f"not {time_unit!r}")
+    delay_us = None if watermark is None else duration_us(watermark, "watermark")
+    ttl_us = None if ttl is None else duration_us(ttl, "ttl")
+    lateness_us = 0 if lateness is None else duration_us(lateness, "lateness")
+    if ttl_us is not None and delay_us is None:
+        raise ValueError("monitor_stream: ttl needs a watermark (a key is idle when the "
+                         "watermark has passed its last event by ttl)")
+    if lateness_us and delay_us is None:
+        raise ValueError("monitor_stream: lateness needs a watermark (an event is accepted "
+                         "while the watermark is below its time plus the lateness)")
+    if not isinstance(optimistic, bool):
+        raise TypeError(f"monitor_stream: optimistic must be True or False, not {optimistic!r}")
+    if optimistic and delay_us is None:
+        raise ValueError("monitor_stream: optimistic=True needs a watermark (it says when a "
+                         "result is final and what to retract no more)")
+    rules = stream_rules(monitor, kind, time_unit, delay_us is not None, ttl_us, late,
+                         lateness_us)
+    return delay_us, replace(rules, optimistic=optimistic)
+
+
+def stream_rules(monitor: Monitor, kind: str, time_unit: str, watermark: bool,
+                 ttl_us: int | None, late: str, lateness_us: int) -> Rules:
+    """The time rules of a stream whose time column is of ``kind`` (``integral``,
+    ``fractional`` or ``timestamp``); a timed monitor's clock and units are checked
+    here."""
     if not is_timed(monitor):
         return Rules(watermark, ttl_us, late, lateness_us)
-    kind = ("integral" if isinstance(dtype, IntegralType) else "fractional"
-            if isinstance(dtype, FractionalType | DecimalType) else "timestamp")
     unit_us = 1 if kind == "timestamp" else TIME_UNITS[time_unit]
     if unit_us is None:
         raise ValueError("monitor_stream: a timed monitor needs a time unit of at least a "

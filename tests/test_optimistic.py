@@ -15,15 +15,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from keyed_oracle import canonical
-from stream_simulator import US, arrivals, simulate, simulate_buckets
+from query_strategies import temporal_queries, top_queries
+from stream_simulator import ALPHABET, US, arrivals, simulate, simulate_buckets
 
 from qre import Monitor, qre
+from qre.language.printer import to_text
 from qre.runtime.changelog import CHANGE, INSERT, RETRACT, Barrier, row_changes
 from qre.runtime.timed import is_timed
 from spark_udf import clocked
 from spark_udf.keyed import LATE, TIME_US, Rules
 from tests.test_stream_timed import PATTERNS, WINDOWS
 
+RANDOM_QUERIES = st.one_of(top_queries(ALPHABET, 2), temporal_queries(ALPHABET, 1)).map(to_text)
 UNTIMED = ["sum(cur)", "avg_last(2, cur) - avg(cur)", "once(is(b)) && fill_with(last(cur), "
            "const(0)) > 0", "!is(a) since is(b)"]
 
@@ -96,6 +99,13 @@ def check_changelog(text: str, batches: list[pd.DataFrame], delay: int, lateness
        st.sampled_from([2, 5, 9]), st.sampled_from([0, 3]))
 def test_inserts_minus_retractions_are_the_sorted_prefix(text, batches, delay, lateness):
     check_changelog(text, batches, delay, lateness)
+
+
+@settings(max_examples=40)
+@given(RANDOM_QUERIES, disordered(), st.sampled_from([3, 9]))
+def test_random_queries_too(text, batches, delay):
+    """Random quantitative and past-time queries (tests/query_strategies.py)."""
+    check_changelog(text, batches, delay, 0)
 
 
 def _batches(*parts: list[tuple[int, int, str, float]]) -> list[pd.DataFrame]:
