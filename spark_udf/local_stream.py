@@ -74,6 +74,9 @@ class LocalStream:
         self.watermark_us: int | None = None
         """The watermark the next batch is processed with, in µs since the epoch (None
         without a watermark)."""
+        self.replayed = 0
+        """Optimistic processing: the events run again from a settled state so far (each
+        step of a key replays the events it holds above the settled point)."""
 
     @property
     def keys(self) -> int:
@@ -160,6 +163,8 @@ class LocalStream:
             self._states.pop(slot, None)
         else:
             self._states[slot] = (key, new)
+            if self._rules.optimistic and new.pending is not None:
+                self.replayed += len(new.pending)
         return rows
 
     def _timers(self) -> list[pd.DataFrame]:

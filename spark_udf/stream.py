@@ -234,8 +234,10 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                          "use monitor_frame for a batch DataFrame")
     check_arguments("monitor_stream", monitor, key, time, tag, value, tiebreak, keep, prefix,
                     engine, unknown_tags)
-    delay_us, rules = checked_rules(monitor, _time_kind(df.schema[time].dataType), time_unit,
-                                    watermark, ttl, late, lateness, optimistic)
+    # (a missing time column: make_plan says so, below)
+    kind = _time_kind(df.schema[time].dataType) if time in df.columns else "timestamp"
+    delay_us, rules = checked_rules(monitor, kind, time_unit, watermark, ttl, late, lateness,
+                                    optimistic)
     buckets = _bucket_count(df, buckets)
     plan = make_plan("monitor_stream", df, monitor, key, time, tag, value, tiebreak, engine,
                      unknown_tags, timed=True, keep=keep, prefix=prefix,
