@@ -6,9 +6,10 @@ Run (from the repository root)::
     .venv/bin/python benchmarks/optimistic.py [--events 100000] [--keys 200]
 
 and writes the tables to benchmarks/RESULTS.md, section "optimistic" (``--no-write``
-to skip). Slow today: the first sweep took 4 to over 6 minutes per configuration on 2
-cores, because every step of a key replays all of its pending events and diffs its
-rows in Python (issue 22's note).
+to skip). Slow today: at the defaults a window configuration took about 40 s on 2
+cores and the per-event query with 5 % late events over 6 minutes, because every step
+of a key replays all of its pending events and diffs its rows in Python (issue 22's
+note).
 
 Workload: ``--events`` events of ``--keys`` keys, one every 10 µs of event time
 (100,000 events/s), values normal; the window query uses 100 ms windows, so that one
