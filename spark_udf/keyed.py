@@ -243,9 +243,9 @@ def wake_ms(state: KeyState, rules: Rules) -> int | None:
     if tick is not None:
         due.append(tick)
     update = clocked.next_update_us(state, rules)  # on Spark's watermark, not lessened
-    if rules.optimistic:  # the speculative clock's next tick, also on Spark's watermark
-        ahead = clocked.next_speculative_tick_us(state, rules)
-        update = ahead if update is None or ahead is None else min(update, ahead)
+    ahead = clocked.next_speculative_tick_us(state, rules) if rules.optimistic else None
+    if ahead is not None:  # the speculative clock's next tick, also on Spark's watermark
+        update = ahead if update is None else min(update, ahead)
     if due or update is not None:
         return -(-min([*(d + rules.lateness_us for d in due),  # ceil
                        *([] if update is None else [update])]) // 1000)
@@ -256,8 +256,8 @@ def wake_ms(state: KeyState, rules: Rules) -> int | None:
 
 
 def sort_out(plan: Plan, rules: Rules, state: KeyState, events: pd.DataFrame | None,
-              watermark_us: int | None
-              ) -> tuple[pd.DataFrame | None, pd.DataFrame | None, pd.DataFrame | None]:
+             watermark_us: int | None
+             ) -> tuple[pd.DataFrame | None, pd.DataFrame | None, pd.DataFrame | None]:
     """The late events, the events to process now and the events that wait, each in
     processing order (None: no such events); module docstring, "Late events"."""
     late = None
@@ -320,7 +320,7 @@ def _late_prefix(ready: pd.DataFrame, plan: Plan, last: tuple[Any, ...] | None) 
 
 
 def late_rows(plan: Plan, rules: Rules, key: Any, late: pd.DataFrame,
-               state: KeyState, release_us: int | None) -> pd.DataFrame:
+              state: KeyState, release_us: int | None) -> pd.DataFrame:
     """The late-event policy: flag the events (no output, state unchanged) or fail."""
     if rules.late == "fail":
         first = plain(late[plan.time].iloc[0])
@@ -370,5 +370,6 @@ def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd
 
 
 def no_rows(plan: Plan) -> pd.DataFrame:
+    """An empty output frame with the stream's columns (without an optimistic change)."""
     start = [plan.added(START)] if plan.windows else []
     return pd.DataFrame(columns=[*plan.shown, *start, *plan.result_columns, plan.added(LATE)])
