@@ -18,13 +18,14 @@ Cost: O(rows) Python work per call (a tuple per row), O(rows held) memory.
 
 from __future__ import annotations
 
-import struct
 from collections import Counter
 from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from .order import float_order
 
 __all__ = ["CHANGE", "INSERT", "RETRACT", "Barrier", "row_changes"]
 
@@ -57,17 +58,23 @@ def row_changes(before: pd.DataFrame | None, after: pd.DataFrame | None
 
 
 def row_keys(frame: pd.DataFrame) -> list[Hashable]:
-    """Each row of ``frame`` as a tuple, equal exactly where the rows are."""
-    columns = [[_cell(v) for v in frame[c].tolist()] for c in frame.columns]
+    """Each row of ``frame`` as a tuple, equal exactly where the rows are: a float column
+    by :func:`qre.runtime.order.float_order` (the project's one rule of equal floats),
+    other columns cell by cell."""
+    columns = [[("f", k) for k in float_order(frame[c].to_numpy()).tolist()]
+               if pd.api.types.is_float_dtype(frame[c].dtype) and not isinstance(
+                   frame[c].dtype, pd.api.extensions.ExtensionDtype)
+               else [_cell(v) for v in frame[c].tolist()] for c in frame.columns]
     return list(zip(*columns, strict=True)) if columns else [()] * len(frame)
 
 
 def _cell(v: Any) -> Hashable:
+    """A cell of a column of objects: a float by its :func:`float_order` key, the missing
+    cells (None, NA, NaT) alike, anything else as it is."""
     if v is None or v is pd.NA or v is pd.NaT:
         return ("null",)
     if isinstance(v, float | np.floating):
-        f = float(v)
-        return ("nan",) if f != f else ("f", struct.pack("<d", f))
+        return ("f", int(float_order(np.array([v]))[0]))
     return ("v", v)
 
 
