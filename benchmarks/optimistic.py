@@ -6,31 +6,32 @@ Run (from the repository root)::
     .venv/bin/python benchmarks/optimistic.py [--events 100000] [--keys 200]
 
 and writes the tables to benchmarks/RESULTS.md, section "optimistic" (``--no-write``
-to skip). Slow today: at the defaults a window configuration took about 40 s on 2
-cores and the per-event query with 5 % late events over 6 minutes, because every step
-of a key replays all of its pending events and diffs its rows in Python (issue 22's
-note).
+to skip). About 30 minutes on 2 cores at the defaults.
 
 Workload: ``--events`` events of ``--keys`` keys, one every 10 µs of event time
-(100,000 events/s), values normal; the window query uses 100 ms windows, so that one
-second of events holds ten of them per key. A fraction of the events (0 % to 30 %) arrives
+(100,000 events/s), values normal. A fraction of the events (0 % to 30 %) arrives
 late: up to ``delay`` after its event time (uniform); the others arrive at their
 event time. Events are fed in arrival order to :class:`spark_udf.LocalStream` in
 micro-batches of 100 ms of arrival time, with a watermark ``delay`` behind the
 largest event time seen (so no event is ever late for the watermark), then the
-watermark is advanced past everything.
+watermark is advanced past everything. Three queries: a window aggregate (100 ms
+tumbling windows: its rows are the windows'), a per-event query whose every later
+row depends on each event (the last five readings against the mean so far), and a
+per-event query with a short memory (the mean of the last two readings).
 
 * **Replay ratio** (seed 002 §VI): rows reaching the sink barrier (inserts and
   retractions) over the valid rows among them (those the barrier releases).
-* **Replayed events per event**: the events a key runs again from its settled
-  state, over the events (each step of a key replays the events it holds above the
-  settled point; an event is also run once more when it settles).
-* **Latency** (the per-event query, watermark 10 s behind, 5 % of events up to 10 s
+* **Replayed events per event**: the events run a second time (from a key's
+  checkpoint before an event that arrived out of order), over the events.
+* **Latency** (the mean query, watermark 10 s behind, 5 % of events up to 10 s
   late): for each event's first output row, the micro-batches between its arrival and
   that row, times 100 ms, plus the wall time of the feed that emits it; median and
   99th percentile, optimistic against pessimistic, same final rows.
-* **Throughput**: events per second through ``LocalStream.feed``, in order (0 % late)
-  and with the late fraction, against the pessimistic policy.
+* **Throughput**: events per second through ``LocalStream.feed`` (the whole path:
+  pandas batches in, changelog frames out), against the pessimistic policy on the
+  same batches in the same run.
+* **Sweeps**: the number of keys (the replay ratio should not grow with it), and the
+  events between checkpoints (``checkpoint_every``: replays against kernel calls).
 
 Both policies' final rows are cross-checked on every run: the optimistic changelog
 through :class:`qre.runtime.changelog.Barrier` equals the pessimistic rows.
@@ -50,11 +51,12 @@ import pandas as pd
 from results import RESULTS, write_section
 
 from qre import qre
-from qre.runtime.changelog import CHANGE, RETRACT, Barrier
+from qre.runtime.changelog import Barrier
 from spark_udf import LocalStream
 
 QUERIES = {"sum per 100 ms window": "alphabet m; aggregate(sum(cur), 100ms)",
-           "last 5 against the mean": "alphabet m; avg_last(5, cur) - avg(cur)"}
+           "last 5 against the mean": "alphabet m; avg_last(5, cur) - avg(cur)",
+           "mean of the last 2": "alphabet m; avg_last(2, cur)"}
 LATENCY_QUERY = "last 5 against the mean"
 """The query latency is measured on: one row per event (a window's row has no event)."""
 STEP_US = 10  # 100,000 events per second of event time
@@ -84,11 +86,13 @@ class Run:
     batch_seconds: list[float]
 
 
-def run(text: str, batches: list[pd.DataFrame], delay_us: int, optimistic: bool) -> Run:
+def run(text: str, batches: list[pd.DataFrame], delay_us: int, optimistic: bool,
+        checkpoint_every: int | None = None) -> Run:
     """Feed the batches (times in µs), then flush; every row, the wall time, the events
     replayed and each event's first output batch."""
     stream = LocalStream(qre(text), "k", "t", "tag", "v", time_unit="us",
-                         watermark=f"{delay_us} microseconds", optimistic=optimistic)
+                         watermark=f"{delay_us} microseconds", optimistic=optimistic,
+                         checkpoint_every=checkpoint_every)
     out, first, walls = [], {}, []
     start = time.perf_counter()
     for i, batch in enumerate([*batches, None]):
@@ -127,56 +131,92 @@ def latencies(runs: Run, batches: list[pd.DataFrame]) -> np.ndarray:
     return np.array(out)
 
 
+@dataclass
+class Measured:
+    ratio: float
+    replays: float
+    optimistic: float
+    pessimistic: float | None
+
+    def cells(self) -> str:
+        pes = "" if self.pessimistic is None else f"{self.pessimistic:,.0f}"
+        return (f"{self.ratio:.3f} | {self.replays:.2f} | {self.optimistic:,.0f} | {pes} |")
+
+
+def measure(text: str, events: int, keys: int, late: float, delay_s: float,
+            checkpoint_every: int | None = None, pessimistic: bool = True) -> Measured:
+    """One configuration: both policies on the same arrivals, final rows cross-checked."""
+    delay_us = int(delay_s * 1e6)
+    batches = arrivals(events, keys, late, delay_us)
+    opt = run(text, batches, delay_us, True, checkpoint_every)
+    final = final_rows(opt.rows)
+    pes = None
+    if pessimistic:
+        pes = run(text, batches, delay_us, False)
+        assert canonical(final) == canonical(pes.rows), "final rows differ"
+    return Measured(len(opt.rows) / len(final), opt.replayed / events, events / opt.seconds,
+                    None if pes is None else events / pes.seconds)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=100_000)
     parser.add_argument("--keys", type=int, default=200)
     parser.add_argument("--no-write", action="store_true")
     args = parser.parse_args()
+    n = args.events
     lines = ["## Optimistic processing: replay ratio, latency, throughput (issue 22, seed 002)",
              "", f"Produced by `.venv/bin/python benchmarks/optimistic.py "
              f"{' '.join(sys.argv[1:])}` on {datetime.date.today()} ({platform.machine()}, "
-             f"Python {platform.python_version()}). {args.events:,} events, {args.keys:,} "
+             f"Python {platform.python_version()}). {n:,} events, {args.keys:,} "
              "keys, 100,000 events/s of event time, micro-batches of 100 ms, spark_udf."
-             "LocalStream (monitor_stream's rules in one process). Final rows cross-checked: "
-             "the optimistic changelog through the Barrier equals the pessimistic rows.", "",
+             "LocalStream (monitor_stream's rules in one process), checkpoints every 256 "
+             "events and after each micro-batch. Final rows cross-checked: the optimistic "
+             "changelog through the Barrier equals the pessimistic rows.", "",
              "| query | late | delay | rows at barrier / valid | replayed / event | "
              "events/s optimistic | events/s pessimistic |", "|---|--:|--:|--:|--:|--:|--:|"]
+
+    def row(table: list[str], head: str, m: Measured) -> None:
+        table.append(f"| {head} | {m.cells()}")
+        print(table[-1], flush=True)
+
+    for name, text in QUERIES.items():
+        for late, delay_s in [(0.0, 1), (0.05, 1), (0.1, 1), (0.3, 1), (0.05, 0.1)]:
+            row(lines, f"{name} | {late:.0%} | {delay_s:g} s",
+                measure(text, n, args.keys, late, delay_s))
+    keys = ["", "Keys (5 % late, up to 1 s):", "",
+            "| query | keys | rows at barrier / valid | replayed / event | "
+            "events/s optimistic | events/s pessimistic |", "|---|--:|--:|--:|--:|--:|"]
+    for name in ("sum per 100 ms window", "mean of the last 2"):
+        for k in (20, 200, 2000):
+            row(keys, f"{name} | {k:,}", measure(QUERIES[name], n, k, 0.05, 1))
+    spacing = ["", f"Events between checkpoints (5 % late, up to 1 s, {args.keys:,} keys; "
+               "optimistic only):", "", "| query | checkpoint_every | rows at barrier / valid "
+               "| replayed / event | events/s optimistic | |", "|---|--:|--:|--:|--:|--|"]
+    for name in ("sum per 100 ms window", "last 5 against the mean"):
+        for every in (4, 32, 256, 10**9):
+            label = "micro-batches only" if every == 10**9 else f"{every}"
+            row(spacing, f"{name} | {label}",
+                measure(QUERIES[name], n, args.keys, 0.05, 1, every, pessimistic=False))
     latency_lines = ["", "| query | watermark delay | median latency optimistic | "
                      "pessimistic | p99 optimistic | pessimistic | ratio of medians |",
                      "|---|--:|--:|--:|--:|--:|--:|"]
-    for name, text in QUERIES.items():
-        for late, delay_s in [(0.0, 1), (0.05, 1), (0.1, 1), (0.3, 1), (0.05, 0.1)]:
-            delay_us = int(delay_s * 1e6)
-            batches = arrivals(args.events, args.keys, late, delay_us)
-            opt = run(text, batches, delay_us, True)
-            pes = run(text, batches, delay_us, False)
-            final = final_rows(opt.rows)
-            assert canonical(final) == canonical(pes.rows), f"{name}: final rows differ"
-            ratio = len(opt.rows) / len(final)
-            replays = opt.replayed / args.events
-            lines.append(f"| {name} | {late:.0%} | {delay_s:g} s | {ratio:.3f} | "
-                         f"{replays:.2f} | {args.events / opt.seconds:,.0f} | "
-                         f"{args.events / pes.seconds:,.0f} |")
-            print(lines[-1], flush=True)
-        if name != LATENCY_QUERY:
-            continue
-        batches = arrivals(args.events, args.keys, 0.05, 10_000_000)
-        opt = run(text, batches, 10_000_000, True)
-        pes = run(text, batches, 10_000_000, False)
-        lo, lp = latencies(opt, batches), latencies(pes, batches)
-        latency_lines.append(
-            f"| {name} | 10 s | {np.median(lo):.3f} s | {np.median(lp):.3f} s | "
-            f"{np.quantile(lo, 0.99):.3f} s | {np.quantile(lp, 0.99):.3f} s | "
-            f"{np.median(lp) / max(np.median(lo), 1e-9):,.0f}x |")
-        print(latency_lines[-1], flush=True)
-        retracted = int((opt.rows[CHANGE] == RETRACT).sum())
-        latency_lines[-1] += f" <!-- {retracted} retractions -->"
-    notes = ["", "Seed 002's figures (§VI, Fig. 9; inverted index on 10 AWS micro instances): "
-             "replay ratio 1.05-1.30, under 10 % overhead under non-extreme load, not "
-             "growing with the number of workers. Latency counts micro-batches of 100 ms "
-             "from an event's arrival to its first row, plus the wall time of that feed."]
-    text = "\n".join([*lines, *latency_lines, *notes]) + "\n"
+    batches = arrivals(n, args.keys, 0.05, 10_000_000)
+    opt = run(QUERIES[LATENCY_QUERY], batches, 10_000_000, True)
+    pes = run(QUERIES[LATENCY_QUERY], batches, 10_000_000, False)
+    assert canonical(final_rows(opt.rows)) == canonical(pes.rows), "final rows differ"
+    lo, lp = latencies(opt, batches), latencies(pes, batches)
+    latency_lines.append(
+        f"| {LATENCY_QUERY} | 10 s | {np.median(lo):.3f} s | {np.median(lp):.3f} s | "
+        f"{np.quantile(lo, 0.99):.3f} s | {np.quantile(lp, 0.99):.3f} s | "
+        f"{np.median(lp) / max(np.median(lo), 1e-9):,.0f}x |")
+    print(latency_lines[-1], flush=True)
+    notes = ["", "Seed 002's figures (§VI, Fig. 9; an inverted index on 10 AWS micro "
+             "instances, 1 to 10 workers): replay ratio 1.05-1.30, under 10 % overhead under "
+             "non-extreme load, not growing with the number of workers. Latency counts "
+             "micro-batches of 100 ms from an event's arrival to its first row, plus the "
+             "wall time of that feed."]
+    text = "\n".join([*lines, *keys, *spacing, *latency_lines, *notes]) + "\n"
     if not args.no_write:
         write_section(RESULTS, "optimistic", text)
     print(text)

@@ -20,6 +20,8 @@ times are ordered by :mod:`qre.runtime.order`'s rule, as everywhere.
   whose rules for time — watermark, late events, idle keys — are
   :mod:`~spark_udf.keyed`'s; exactly-once
   through Spark's checkpoints.
+* :class:`FinalRows` (:mod:`~spark_udf.final_rows`) — the sink barrier of an
+  optimistic stream: a ``foreachBatch`` writer of its final rows only.
 * :class:`LocalStream` (:mod:`~spark_udf.local_stream`) — the same streaming rules
   in this process, over pandas micro-batches handed over one by one (no Spark).
 * :func:`monitor_timed` (:mod:`~spark_udf.timed`) — timed monitors (window
@@ -36,11 +38,12 @@ each, benchmarks/spark_stream.py).
 """
 
 from .batch import monitor_frame
+from .final_rows import FinalRows
 from .local_stream import LocalStream
 from .plan import monitor_fingerprint
 from .session import local_session
 from .stream import monitor_stream, monitor_stream_frame
 from .timed import monitor_timed
 
-__all__ = ["LocalStream", "local_session", "monitor_fingerprint", "monitor_frame",
+__all__ = ["FinalRows", "LocalStream", "local_session", "monitor_fingerprint", "monitor_frame",
            "monitor_stream", "monitor_stream_frame", "monitor_timed"]

@@ -53,7 +53,7 @@ from qre.runtime.keys import stream_ids
 from qre.runtime.monitor import Monitor, tag_codes
 
 from . import keyed
-from .keyed import TIME_US, KeyState, Rules
+from .keyed import TIME_US, Checkpoint, KeyState, Rules
 from .plan import (
     Plan,
     concat_rows,
@@ -110,7 +110,7 @@ def key_columns(plan: Plan, rules: Rules) -> list[str]:
         names += ["clock_us", "ahead_us", "opened_us", "sent_us", "sent_status",
                   "sent_value"]
     if rules.optimistic:
-        names += ["ahead_us", "asserted"] if not rules.timed else ["asserted"]
+        names += (["ahead_us"] if not rules.timed else []) + ["asserted", "checkpoints"]
     return names
 
 
@@ -152,7 +152,7 @@ class Bucket:
         for c in _NULLABLE_LONGS:
             if c in frame and frame[c].dtype != "Int64":  # e.g. all null: objects
                 frame[c] = pd.array(frame[c].tolist(), dtype="Int64")
-        for c in ("config", "asserted"):
+        for c in ("config", "asserted", "checkpoints"):
             if c in frame:
                 frame[c] = frame[c].astype(object)
         return Bucket(frame, _arrow_frame(pending))
@@ -255,10 +255,11 @@ def _key_state(spec: BucketRules, row: pd.Series, pending: pd.DataFrame | None) 
     if pending is not None and len(pending):
         waiting = pending[spec.pending_columns].reset_index(drop=True)
     config = None if row["config"] is None else _flat(spec.monitor, [row["config"]])[0]
-    asserted = row.get("asserted")
+    asserted, checkpoints = row.get("asserted"), row.get("checkpoints")
     return KeyState(config, last, last_us, waiting, _int(row.get("clock_us")), sent,
                     _int(row.get("ahead_us")), _int(row.get("opened_us")),
-                    None if asserted is None else _arrow_frame(asserted))
+                    None if asserted is None else _arrow_frame(asserted),
+                    () if checkpoints is None else _checkpoints(spec, checkpoints))
 
 
 def _key_row(spec: BucketRules, group: Any, state: KeyState) -> dict[str, Any]:
@@ -275,9 +276,46 @@ def _key_row(spec: BucketRules, group: Any, state: KeyState) -> dict[str, Any]:
     row["opened_us"] = state.opened_us
     # Optimistic processing: the rows asserted for the pending events, as Arrow IPC.
     row["asserted"] = None if state.asserted is None else _arrow_bytes(state.asserted)
+    row["checkpoints"] = _checkpoint_bytes(spec, state.checkpoints)
     sent = [list(column) for column in zip(*state.sent, strict=True)] or [[], [], []]
     row["sent_us"], row["sent_status"], row["sent_value"] = sent
     return {c: row[c] for c in spec.key_columns}
+
+
+_CHECKPOINT_LONGS = ("position", "rows", "last_us", "clock_us", "opened_us")
+"""A stored checkpoint's columns besides its configuration (``config``, bytes)."""
+
+
+def _checkpoint_bytes(spec: BucketRules, checkpoints: tuple[Checkpoint, ...]) -> bytes | None:
+    """A key's optimistic checkpoints as one Arrow IPC value (None: none): a row each,
+    the :data:`_CHECKPOINT_LONGS` and the configuration as ``config`` stores it."""
+    if not checkpoints:
+        return None
+    has = np.array([c.state.config is not None for c in checkpoints])
+    states = np.stack([spec.monitor.initial_state if c.state.config is None else c.state.config
+                       for c in checkpoints])
+    frame = pd.DataFrame({"position": [c.position for c in checkpoints],
+                          "rows": [c.rows for c in checkpoints],
+                          **{f: pd.array([getattr(c.state, f) for c in checkpoints],
+                                         dtype="Int64") for f in _CHECKPOINT_LONGS[2:]},
+                          "config": _config_bytes(spec.monitor, states, has)})
+    return _arrow_bytes(frame)
+
+
+def _checkpoints(spec: BucketRules, data: bytes) -> tuple[Checkpoint, ...]:
+    """The checkpoints :func:`_checkpoint_bytes` stored (under a watermark, a state's
+    ``last`` only says whether it processed anything: :func:`_key_state`)."""
+    frame = _arrow_frame(data)
+    blobs = frame["config"].to_numpy(dtype=object)
+    stored = [b for b in blobs if b is not None]
+    flat = iter(_flat(spec.monitor, stored) if stored else [])
+    configs = [None if b is None else next(flat) for b in blobs]
+    longs = {f: [_int(v) for v in frame[f].tolist()] for f in _CHECKPOINT_LONGS}
+    return tuple(
+        Checkpoint(position, rows, KeyState(config, None if last_us is None else (), last_us,
+                                            clock_us=clock_us, opened_us=opened_us))
+        for config, position, rows, last_us, clock_us, opened_us in zip(
+            configs, *longs.values(), strict=True))
 
 
 # ---------------------------------------------------------------------- all keys at once

@@ -49,7 +49,7 @@ stamps are in the time column's unit (microseconds for a timestamp column).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
@@ -62,7 +62,7 @@ from qre.language.patterns import CLOCK_FIELD, durations
 from qre.runtime.monitor import Monitor, tag_codes
 from qre.runtime.timed import TIME_FIELD
 
-from .plan import Plan, concat_rows, event_data, frame_rows, plain, text
+from .plan import Plan, concat_rows, event_data, feed_in_runs, frame_rows, plain, take_rows, text
 
 if TYPE_CHECKING:
     from .keyed import KeyState, Rules
@@ -78,21 +78,25 @@ TICK_US = "__qre_tick_us"
 
 def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
         events: pd.DataFrame | None, state: KeyState, watermark_us: int | None,
-        boundaries: bool = False
-        ) -> tuple[np.ndarray | None, tuple[int | None, int | None], pd.DataFrame]:
+        boundaries: bool = False, cuts: Sequence[int] = ()
+        ) -> tuple[np.ndarray | None, tuple[int | None, int | None], pd.DataFrame, list[Cut]]:
     """Feed the released ``events`` (None on a timer) with the clock's ticks up to the
     watermark: the key's configuration, its clock (``KeyState.clock_us`` and
-    ``opened_us``) afterwards, and the emitted rows (with ``boundaries``, also the
-    column :data:`TICK_US`)."""
+    ``opened_us``) afterwards, the emitted rows (with ``boundaries``, also the column
+    :data:`TICK_US`), and for each k in ``cuts`` the :data:`Cut` after the first k
+    events, before the ticks after them (what a run of those k events up to the last one's
+    time would leave)."""
+    times = (np.zeros(0, dtype=np.int64) if events is None
+             else events[_TIME_US].to_numpy(dtype=np.int64))
+    kept = np.arange(len(times))
     if events is not None:
         codes = tag_codes(events[plan.tag].to_numpy(dtype=object), m.alphabet,
                           skip_unknown=plan.unknown_tags == "skip")
-        events = events[codes >= 0].reset_index(drop=True)
-        codes = codes[codes >= 0]
-    times = (np.zeros(0, dtype=np.int64) if events is None
-             else events[_TIME_US].to_numpy(dtype=np.int64))
+        kept = np.flatnonzero(codes >= 0)
+        events = events.iloc[kept].reset_index(drop=True)
+        codes = codes[kept]
     try:
-        event, step_us = _steps(rules, state, times, watermark_us)
+        event, step_us = _steps(rules, state, times[kept], watermark_us)
     except TooManyTicks as e:  # times here are µs since the epoch
         raise ValueError("monitor_stream: " + e.described(
             f"key {plain(key)!r}", f"{e.start} µs", f"{e.end} µs")) from None
@@ -101,24 +105,56 @@ def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
     if len(event) == 0:
         return state.config, clock, _rows(plan, rules, key, event, step_us, None,
                                           np.zeros(0, np.uint8), np.zeros(0), starts,
-                                          boundaries)
-    data = _event_record(plan, rules, events, times)
+                                          boundaries), [(state.config, *clock, 0)] * len(cuts)
+    data = _event_record(plan, rules, events, times[kept])
     if events is not None and m.derivation is not None:
         codes = m.derivation.apply(codes, data)
     take = np.maximum(event, 0)
     tick = event < 0
     step_codes = np.where(tick, m.alphabet.index(TICK) if TICK in m.alphabet else 0,
                           codes[take] if events is not None else 0)
+    step_data = _step_data(m, rules, data, take, tick, step_us)
     session = m.session(state.config, engine=engine)
+    ends = _cut_steps(cuts, kept, times, event, step_us)
     try:
-        out = session.feed(step_codes, _step_data(m, rules, data, take, tick, step_us),
-                           derive=False)
+        status, value, configs = feed_in_runs(session, len(event), ends, lambda rows: session.feed(
+            step_codes[rows], take_rows(step_data, rows), derive=False))
     except ValueError as e:
         raise ValueError(f"monitor_stream, key {plain(key)!r} "
                          f"(this micro-batch's events in time order): {e}") from None
+    emitted = np.concatenate([[0], np.cumsum(status[:, 0] != 0)])
+    at_cuts = [(config, *_clock_at(state, step_us, starts, end), int(emitted[end]))
+               for config, end in zip(configs, ends, strict=True)]
     opened = state.opened_us if starts is None else int(starts[-1])
     return session.state, (int(step_us[-1]), opened), _rows(
-        plan, rules, key, event, step_us, events, out.status, out.value, starts, boundaries)
+        plan, rules, key, event, step_us, events, status[:, 0], value[:, 0], starts,
+        boundaries), at_cuts
+
+
+Cut = tuple[np.ndarray | None, int | None, int | None, int]
+"""A key's configuration, ``clock_us`` and ``opened_us`` part-way through :func:`run`, and
+the rows emitted before."""
+
+
+def _cut_steps(cuts: Sequence[int], kept: np.ndarray, times: np.ndarray, event: np.ndarray,
+               step_us: np.ndarray) -> list[int]:
+    """For each k in ``cuts``, the number of steps up to the first k events (of which
+    ``kept`` are fed; ``times`` all of theirs): those before the first fed event from
+    k on, and no tick after the k-th event's time (a tick at a time comes before an event
+    at that time)."""
+    event_steps = np.flatnonzero(event >= 0)
+    first_after = np.append(event_steps, len(event))[np.searchsorted(kept, np.asarray(
+        cuts, dtype=np.int64))]
+    by_time = np.searchsorted(step_us, times[np.asarray(cuts, dtype=np.int64) - 1], "right")
+    return np.minimum(first_after, by_time).tolist() if len(cuts) else []
+
+
+def _clock_at(state: KeyState, step_us: np.ndarray, starts: np.ndarray | None,
+              end: int) -> tuple[int | None, int | None]:
+    """``clock_us`` and ``opened_us`` after the first ``end`` steps of a run."""
+    if end == 0:
+        return state.clock_us, state.opened_us
+    return int(step_us[end - 1]), state.opened_us if starts is None else int(starts[end - 1])
 
 
 def next_tick_us(state: KeyState, rules: Rules) -> int | None:
@@ -193,7 +229,8 @@ def _ahead(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, settled:
     tick = _next_tick_us(settled, rules)
     if ready is None and (tick is None or tick > watermark_us):
         return None  # no window can have ended since the settled clock
-    _, _, rows = run(plan, rules, m, engine, key, ready, settled, watermark_us, boundaries=True)
+    _, _, rows, _ = run(plan, rules, m, engine, key, ready, settled, watermark_us,
+                        boundaries=True)
     return rows[rows[TICK_US].to_numpy() >= 0]
 
 

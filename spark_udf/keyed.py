@@ -57,6 +57,7 @@ kernel call per idle gap, O(1) Python otherwise.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -64,7 +65,7 @@ import numpy as np
 import pandas as pd
 
 from qre.language.clock import Clock
-from qre.runtime.monitor import Monitor
+from qre.runtime.monitor import Monitor, Output, Session
 from qre.runtime.order import zero_rank
 
 from . import clocked
@@ -74,6 +75,7 @@ from .plan import (
     Plan,
     concat_rows,
     event_data,
+    feed_in_runs,
     frame_rows,
     null_time_error,
     plain,
@@ -81,8 +83,9 @@ from .plan import (
     time_ordered,
 )
 
-__all__ = ["LATE", "LATE_POLICIES", "TIME_US", "KeyState", "Rules", "advance", "late_rows",
-           "no_rows", "sort_out", "step", "unless_idle", "wake_ms"]
+__all__ = ["LATE", "LATE_POLICIES", "TIME_US", "Checkpoint", "KeyState", "Rules", "advance",
+           "advance_in_runs", "late_rows", "no_rows", "sort_out", "split_late", "step",
+           "unless_idle", "wake_ms"]
 
 TIME_US = "__qre_time_us"
 """The column of event times in microseconds since the epoch (watermark comparisons)."""
@@ -114,6 +117,11 @@ class Rules:
     optimistic: bool = False
     """Process events on arrival and retract the rows that a later-arriving event with
     an earlier time invalidates (:mod:`spark_udf.optimistic`); needs a watermark."""
+    checkpoint_every: int = 256
+    """Optimistic processing: the pending events between two of a key's checkpoints
+    (:class:`Checkpoint`; besides one at the end of each micro-batch's events). Chosen
+    by measurement (benchmarks/optimistic.py): fewer checkpoints replay more events
+    after a late one, more cost a kernel call and a stored configuration each."""
 
     @property
     def delta_us(self) -> int:
@@ -176,6 +184,24 @@ class KeyState:
     asserted: pd.DataFrame | None = None
     """Optimistic processing: the rows emitted for the pending events (and the clock's
     ticks after the settled ones) and not retracted since."""
+    checkpoints: tuple[Checkpoint, ...] = ()
+    """Optimistic processing: states of the key part-way through its pending events,
+    by position."""
+    replayed: int = 0
+    """Optimistic processing, a statistic of the step that made this state (not kept
+    across micro-batches): the events it ran that a step had run before."""
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """Optimistic processing (:mod:`spark_udf.optimistic`): a key's state after its first
+    ``position`` pending events, processed from its settled state with no clock tick
+    after the last of them, and the number of asserted rows those made. A key rolls
+    back to its latest checkpoint before the first event that arrives out of order."""
+
+    position: int
+    rows: int
+    state: KeyState
 
 
 def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: KeyState,
@@ -219,26 +245,46 @@ def advance(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: 
     """Process the key's ``on_time`` events (in order; None: none) from ``state``, with
     a timed monitor's clock ticks up to ``watermark_us``: the state after them (pending
     events as in ``state``) and their rows (None if nothing ran)."""
+    state, rows, _ = advance_in_runs(plan, rules, m, engine, key, state, on_time, watermark_us,
+                                     (), boundaries=boundaries)
+    return state, rows
+
+
+def advance_in_runs(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
+                    state: KeyState, on_time: pd.DataFrame | None, watermark_us: int | None,
+                    cuts: Sequence[int], *, boundaries: bool = False
+                    ) -> tuple[KeyState, pd.DataFrame | None, list[Checkpoint]]:
+    """:func:`advance`, and a :class:`Checkpoint` after each of the first ``cuts`` events
+    (increasing positions in ``on_time``, 1 to its length): the state there with no
+    clock tick after its last event, and the number of rows before (one kernel pass)."""
     config, last, last_us = state.config, state.last, state.last_us
     clock_us, opened_us = state.clock_us, state.opened_us
     if on_time is not None:
         last = _order_values(on_time, plan, len(on_time) - 1)
         last_us = int(on_time[TIME_US].iloc[-1]) if rules.watermark or rules.timed else None
-    rows = None
+    rows, at_cuts = None, []
     if rules.timed and (on_time is not None or state.clock_us is not None):
-        config, (clock_us, opened_us), rows = clocked.run(
-            plan, rules, m, engine, key, on_time, state, watermark_us, boundaries=boundaries)
+        config, (clock_us, opened_us), rows, at_cuts = clocked.run(
+            plan, rules, m, engine, key, on_time, state, watermark_us, boundaries=boundaries,
+            cuts=cuts)
     elif on_time is not None:
-        config, rows = _run(plan, rules, m, engine, key, on_time, state)
+        config, rows, configs = _run(plan, rules, m, engine, key, on_time, state, cuts)
+        at_cuts = [(c, state.clock_us, state.opened_us, k) for c, k in zip(configs, cuts,
+                                                                            strict=True)]
+    points = [Checkpoint(k, n_rows, replace(
+        state, config=c, last=_order_values(on_time, plan, k - 1),
+        last_us=int(on_time[TIME_US].iloc[k - 1]) if rules.watermark or rules.timed else None,
+        clock_us=c_us, opened_us=o_us)) for k, (c, c_us, o_us, n_rows) in zip(
+            cuts, at_cuts, strict=True)] if on_time is not None else []
     return replace(state, config=config, last=last, last_us=last_us, clock_us=clock_us,
-                   opened_us=opened_us), rows
+                   opened_us=opened_us), rows, points
 
 
 def wake_ms(state: KeyState, rules: Rules) -> int | None:
     """The watermark (ms) at which the key needs a timer: its first pending event
     becomes ready, its clock's next tick falls due, or, with nothing pending, its
     state becomes idle; None if none of these can happen."""
-    due = [rules.due_us(int(state.pending[TIME_US].min()))] if state.pending is not None else []
+    due = [] if state.pending is None else [rules.due_us(int(_first_waiting(state, rules)))]
     tick = clocked.next_tick_us(state, rules)
     if tick is not None:
         due.append(tick)
@@ -255,6 +301,16 @@ def wake_ms(state: KeyState, rules: Rules) -> int | None:
     return None
 
 
+def _first_waiting(state: KeyState, rules: Rules) -> int:
+    """The time of the key's first pending event not released at the last watermark (with
+    optimistic processing, released events wait for a checkpoint after them:
+    :mod:`spark_udf.optimistic`; there is always one not released)."""
+    times = state.pending[TIME_US].to_numpy()
+    if not rules.optimistic or state.ahead_us is None:
+        return int(times[0])
+    return int(times[np.searchsorted(times, rules.release_us(state.ahead_us), side="right")])
+
+
 def sort_out(plan: Plan, rules: Rules, state: KeyState, events: pd.DataFrame | None,
              watermark_us: int | None
              ) -> tuple[pd.DataFrame | None, pd.DataFrame | None, pd.DataFrame | None]:
@@ -262,10 +318,7 @@ def sort_out(plan: Plan, rules: Rules, state: KeyState, events: pd.DataFrame | N
     processing order (None: no such events); module docstring, "Late events"."""
     late = None
     if rules.watermark and events is not None:
-        # The rows Spark calls late: their key may have moved past them already.
-        behind = events[TIME_US].to_numpy() <= watermark_us
-        if behind.any():
-            late, events = time_ordered(events[behind], plan), events[~behind]
+        late, events = split_late(plan, events, watermark_us)
     parts = [f for f in (state.pending, events) if f is not None and len(f)]
     if not parts:
         return _some(late), None, None
@@ -280,6 +333,16 @@ def sort_out(plan: Plan, rules: Rules, state: KeyState, events: pd.DataFrame | N
         return _some(late), _some(frame.iloc[:n_ready]), _some(waiting)
     n_late = _late_prefix(frame, plan, state.last)
     return _some(frame.iloc[:n_late]), _some(frame.iloc[n_late:]), None
+
+
+def split_late(plan: Plan, events: pd.DataFrame, release_us: int | None
+               ) -> tuple[pd.DataFrame | None, pd.DataFrame]:
+    """The late ``events`` (at or below the release point: the rows Spark calls late,
+    their key may have moved past them already) in processing order, and the others."""
+    behind = events[TIME_US].to_numpy() <= release_us
+    if not behind.any():
+        return None, events
+    return time_ordered(events[behind], plan), events[~behind]
 
 
 def _some(frame: pd.DataFrame | None) -> pd.DataFrame | None:
@@ -338,8 +401,10 @@ def late_rows(plan: Plan, rules: Rules, key: Any, late: pd.DataFrame,
 
 
 def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd.DataFrame,
-         state: KeyState) -> tuple[np.ndarray, pd.DataFrame]:
-    """Feed the on-time events, afresh after each idle gap; the final configuration and rows."""
+         state: KeyState, cuts: Sequence[int] = ()
+         ) -> tuple[np.ndarray, pd.DataFrame, list[np.ndarray]]:
+    """Feed the on-time events, afresh after each idle gap; the final configuration, the
+    rows (one per event) and the configuration after the first k events for k in ``cuts``."""
     n = len(events)
     starts = [0]
     fresh = state.config is None
@@ -353,20 +418,24 @@ def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd
     data = event_data(events, plan)
     status = np.empty((n, len(plan.outputs)), dtype=np.int8)
     value = np.empty((n, len(plan.outputs)), dtype=np.float64)
-    config = state.config
+    config, configs = state.config, []
     for lo, hi in itertools.pairwise(bounds):
         session = m.session(None if (fresh or lo > 0) else config, engine=engine)
-        rows = slice(lo, hi)
+        ends = [k - lo for k in cuts if lo < k <= hi]
+
+        def feed(rows: slice, lo: int = lo, session: Session = session) -> Output:
+            rows = slice(lo + rows.start, lo + rows.stop)
+            return session.feed(tags[rows], take_rows(data, rows),  # type: ignore[arg-type]
+                                unknown_tags=plan.unknown_tags)
+
         try:
-            out = session.feed(tags[rows], take_rows(data, rows),
-                               unknown_tags=plan.unknown_tags)  # type: ignore[arg-type]
+            status[lo:hi], value[lo:hi], at = feed_in_runs(session, hi - lo, ends, feed)
         except ValueError as e:
             raise ValueError(f"monitor_stream, key {plain(key)!r} "
                              f"(this micro-batch's events in time order): {e}") from None
-        status[rows] = out.status.reshape(hi - lo, -1)
-        value[rows] = out.value.reshape(hi - lo, -1)
+        configs += at
         config = session.state
-    return config, frame_rows(plan, key, events, status, value, late=False)
+    return config, frame_rows(plan, key, events, status, value, late=False), configs
 
 
 def no_rows(plan: Plan) -> pd.DataFrame:

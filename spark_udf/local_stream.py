@@ -21,6 +21,7 @@ with events or a due timer (Python per key, numpy per event).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -42,7 +43,9 @@ class LocalStream:
     """A monitored stream in this process (module docstring).
 
     The options are :func:`spark_udf.monitor_stream_frame`'s; ``watermark`` is a
-    delay (``"10 seconds"``, a ``timedelta``) or None. :meth:`feed` takes the next
+    delay (``"10 seconds"``, a ``timedelta``) or None. ``checkpoint_every`` tunes
+    optimistic processing: the events between a key's checkpoints (default
+    ``Rules.checkpoint_every``, :mod:`spark_udf.optimistic`). :meth:`feed` takes the next
     micro-batch (a pandas DataFrame with the key, time, tag and value columns) and
     returns its output rows; :meth:`advance` moves the watermark without events.
 
@@ -63,11 +66,17 @@ class LocalStream:
                  late: str = "flag", lateness: Any = None,
                  keep: str | Sequence[str] | None = None, prefix: str = "",
                  engine: str = "auto", unknown_tags: str = "error",
-                 optimistic: bool = False) -> None:
+                 optimistic: bool = False, checkpoint_every: int | None = None) -> None:
         self.monitor = monitor
         self._roles = (key, time, tag, value, tiebreak, engine, unknown_tags, keep, prefix)
+        if checkpoint_every is not None and (isinstance(checkpoint_every, bool) or not isinstance(
+                checkpoint_every, int) or checkpoint_every < 1):
+            raise ValueError(f"LocalStream: checkpoint_every must be a positive integer, not "
+                             f"{checkpoint_every!r}")
         self._options = (time_unit, watermark, ttl, late, lateness, optimistic)
+        self._checkpoint_every = checkpoint_every
         self._plan: Plan | None = None
+        self._engine = ""
         self._delay_us: int | None = None
         self._states: dict[Any, tuple[Any, KeyState]] = {}  # by _slot(key): key, state
         self._latest_us: int | None = None
@@ -75,8 +84,8 @@ class LocalStream:
         """The watermark the next batch is processed with, in µs since the epoch (None
         without a watermark)."""
         self.replayed = 0
-        """Optimistic processing: the events run again from a settled state so far (each
-        step of a key replays the events it holds above the settled point)."""
+        """Optimistic processing: the events run again so far (from a key's checkpoint
+        before an event that arrived out of order, and up to a release point)."""
 
     @property
     def keys(self) -> int:
@@ -95,6 +104,7 @@ class LocalStream:
             raise TypeError(f"LocalStream.feed: a batch is a pandas DataFrame, not "
                             f"{type(batch).__name__}")
         plan = self._plan_for(batch)
+        self._resolve_engine()
         events = batch[plan.columns].assign(**{TIME_US: self._micros(batch, plan)})
         ids, keys = stream_ids(events[plan.key])  # qre's key rule: NaN and null apart
         order = np.argsort(ids, kind="stable")
@@ -116,7 +126,14 @@ class LocalStream:
         if self._delay_us is None:
             raise ValueError("LocalStream.advance: this stream has no watermark")
         self.watermark_us = max(self.watermark_us or 0, int(watermark_us))
+        self._resolve_engine()
         return self._rows(self._timers())
+
+    def _resolve_engine(self) -> None:
+        """The engine of this batch's steps, resolved once (as ``monitor_stream`` does per
+        micro-batch): ``auto`` is codegen once the kernel is compiled."""
+        if self._plan is not None and self._engine != "codegen":
+            self._engine = self.monitor.resolve_engine(self._plan.engine)
 
     def _plan_for(self, batch: pd.DataFrame) -> Plan:
         if self._plan is not None:
@@ -129,6 +146,8 @@ class LocalStream:
         self._delay_us, self._rules = checked_rules(
             self.monitor, _time_kind(batch[time]), time_unit, watermark, ttl, late, lateness,
             optimistic)
+        if self._checkpoint_every is not None:
+            self._rules = replace(self._rules, checkpoint_every=self._checkpoint_every)
         self._plan = make_plan("LocalStream", batch, self.monitor, key, time, tag, value,
                                tiebreak, engine, unknown_tags, timed=True, keep=keep,
                                prefix=prefix, added=[LATE, *([CHANGE] if optimistic else [])],
@@ -156,15 +175,14 @@ class LocalStream:
     def _step(self, key: Any, events: pd.DataFrame | None) -> pd.DataFrame:
         assert self._plan is not None
         slot = _slot(key)
-        new, rows = step(self._plan, self._rules, self.monitor, self._plan.engine, key,
+        new, rows = step(self._plan, self._rules, self.monitor, self._engine, key,
                          self._states.get(slot, (key, KeyState()))[1], events,
                          self.watermark_us)
         if new is None:
             self._states.pop(slot, None)
         else:
             self._states[slot] = (key, new)
-            if self._rules.optimistic and new.pending is not None:
-                self.replayed += len(new.pending)
+            self.replayed += new.replayed
         return rows
 
     def _timers(self) -> list[pd.DataFrame]:

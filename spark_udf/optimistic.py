@@ -8,31 +8,44 @@ Spark through the stream simulator like the rest of :mod:`spark_udf.keyed`.
 The rules, per key, with a watermark W and an allowed lateness L:
 
 * **Settled.** Events at or below the release point (``Rules.release_us``: W − L,
-  or the clock's boundary below it) are processed once, in order, from the settled
-  state, exactly as the pessimistic policy does; an event that arrives at or below
-  it is late (flagged or failing, as today). The settled state and the pending
-  events are all a key keeps, so its state stays bounded by the events of the last
-  L plus the watermark's delay.
-* **Speculative.** The pending events — above the release point — are processed at
-  once, in order, from the settled state (a timed monitor's clock ticking between
-  them and up to W): their rows are the key's current answer. A key rolls back to
-  its settled state and replays its pending events whenever any arrive, in whatever
-  order they arrived; the DT's state is a flat vector, so the rollback is a copy.
-* **Changelog.** The rows a step asserts are the settled rows it made plus the
-  speculative ones. Against the rows asserted before (``KeyState.asserted``) it
-  emits, in this order, a ``retract`` row for each earlier row that is no longer
-  asserted (gone, or changed) and an ``insert`` row for each new one; a retraction
-  repeats the row it withdraws (seed 002's tombstone carries the payload of the item
-  it cancels). Rows compare by every column
-  (:func:`qre.runtime.changelog.row_changes`): identical rows
+  or the clock's boundary below it) are processed once, in order, into the settled
+  state, as the pessimistic policy does; an event that arrives at or below it is
+  late (flagged or failing, as today). The settled state, the pending events (above
+  the release point) and checkpoints among them are all a key keeps, so its state
+  stays bounded by the events of the last L plus the watermark's delay.
+* **Speculative.** The pending events are processed on arrival, in order, on from the
+  settled state (a timed monitor's clock ticking between them and up to W): their
+  rows are the key's current answer. The key keeps :class:`~spark_udf.keyed.Checkpoint`
+  states part-way through them — after each micro-batch's events and every
+  ``Rules.checkpoint_every`` events — so that events arriving in order continue from
+  the last one, and an event that sorts before pending events rolls the key back to
+  the latest checkpoint before it and replays the events from there (seed 002's
+  "insert at its place and recompute"; the DT's state is a flat vector, so the
+  rollback is a copy).
+* **Changelog.** Against the rows asserted since the rollback point it emits, in this
+  order, a ``retract`` row for each earlier row that is no longer asserted (gone, or
+  changed) and an ``insert`` row for each new one; a retraction repeats the row it
+  withdraws (seed 002's tombstone carries the payload of the item it cancels). Rows
+  compare by every column (:func:`qre.runtime.changelog.row_changes`): identical rows
   are one result to a consumer, so a replay that gives the same row emits nothing.
   After each step, the inserts minus the retractions emitted so far are the rows of
   the key's events so far, in order, with ticks up to W: what ``run_timed`` gives on
   them (tests/test_optimistic.py). Late events' rows are inserts (flagged late).
 
+Why a checkpoint is a valid place to resume: a clock's ticks are a function of the
+event times alone (:func:`qre.language.clock.clock_steps`; a tick at a boundary comes
+before an event at that time), so a state after an event with no tick after it, and the
+settled state after the same events with ticks up to W − L (all at or before the next
+pending event), give the same rows and states on the events that follow; the settled
+run's rows are a prefix of the rows the key asserted from the same point.
+
 Once W − L passes a row's stamp no event can change it: the sink barrier
 (:class:`qre.runtime.changelog.Barrier`) releases it then, and what it releases is the
 pessimistic policy's output.
+
+Cost per key and step: the events after the rollback point run through the kernel, in
+runs of at most ``checkpoint_every`` (a kernel call and a checkpoint each); the rows
+after it are compared, O(rows) Python.
 """
 
 from __future__ import annotations
@@ -40,17 +53,18 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from qre.runtime.changelog import CHANGE, INSERT, RETRACT, row_changes
 
 from . import clocked
-from .plan import Plan, concat_rows
+from .plan import Plan, concat_rows, order_of
 
 if TYPE_CHECKING:
     from qre.runtime.monitor import Monitor
 
-    from .keyed import KeyState, Rules
+    from .keyed import Checkpoint, KeyState, Rules
 
 __all__ = ["step"]
 
@@ -66,23 +80,83 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
         raise ValueError("monitor_stream: optimistic processing needs a watermark: it "
                          "says when a result is final")
     release_us = rules.release_us(watermark_us)
-    late, on_time, waiting = keyed.sort_out(plan, rules, state, events, release_us)
-    settled, settled_rows = keyed.advance(plan, rules, m, engine, key, state, on_time,
-                                          rules.effective(watermark_us))
-    settled = replace(settled, pending=waiting, asserted=None)
-    _, speculative_rows = keyed.advance(plan, rules, m, engine, key,
-                                        replace(settled, pending=None), waiting, watermark_us)
-    asserted = _some([settled_rows, speculative_rows])
-    retracted, inserted = row_changes(state.asserted, asserted)
+    late = None
+    if events is not None:
+        late, events = keyed.split_late(plan, events, release_us)
+    merged, changed_at, n_new = _merged(plan, state.pending, events)
+    n = 0 if merged is None else len(merged)
+    settle_at = 0 if merged is None else int(np.searchsorted(
+        merged[keyed.TIME_US].to_numpy(), release_us, side="right"))
+    start = keyed.Checkpoint(0, 0, replace(state, pending=None, asserted=None,
+                                           checkpoints=(), replayed=0))
+    kept = [c for c in (start, *state.checkpoints) if c.position <= changed_at]
+    base = kept[-1]
+    cuts = sorted({*range(base.position + rules.checkpoint_every, n, rules.checkpoint_every),
+                   n} - {base.position})
+    points, fresh = _replay(plan, rules, m, engine, key, base, merged, cuts, watermark_us)
+    before = state.asserted
+    retracted, inserted = row_changes(
+        None if before is None else before.iloc[base.rows:], fresh)
+    asserted = _some([None if before is None else before.iloc[:base.rows], fresh])
+    # Settle at the latest checkpoint at or before the release point: the events after
+    # it stay pending until a later one (nothing runs twice to settle); all of them, once
+    # all are released, with the clock's ticks up to the effective watermark.
+    checkpoints = [*kept, *points]
+    at = [c for c in checkpoints if c.position <= settle_at][-1]
+    settled, n_settled = at.state, at.rows
+    if at.position == n:
+        settled, ticks = keyed.advance(plan, rules, m, engine, key, settled, None,
+                                       rules.effective(watermark_us))
+        n_settled += 0 if ticks is None else len(ticks)
+    remaining = None if asserted is None or n_settled >= len(asserted) else (
+        asserted.iloc[n_settled:].reset_index(drop=True))
+    nxt = replace(
+        settled, pending=None if at.position == n else merged.iloc[at.position:].reset_index(
+            drop=True), asserted=remaining, ahead_us=watermark_us,
+        checkpoints=tuple(replace(c, position=c.position - at.position, rows=c.rows - n_settled)
+                          for c in checkpoints if c.position > at.position),
+        replayed=n - base.position - n_new)
     out = [] if late is None else [_changed(
         keyed.late_rows(plan, rules, key, late, state, release_us), INSERT, plan)]
     out += [_changed(f, change, plan) for f, change in ((retracted, RETRACT), (inserted, INSERT))
             if f is not None]
-    nxt = replace(settled, asserted=speculative_rows, ahead_us=watermark_us)
     rows = concat_rows(out) if out else _changed(keyed.no_rows(plan), INSERT, plan)
-    if clocked.silent(nxt, rules) and speculative_rows is None:
+    if clocked.silent(nxt, rules) and remaining is None:
         return None, rows
     return keyed.unless_idle(nxt, rules, rules.effective(watermark_us)), rows
+
+
+def _merged(plan: Plan, pending: pd.DataFrame | None, events: pd.DataFrame | None
+            ) -> tuple[pd.DataFrame | None, int, int]:
+    """The pending and new events in processing order (None: none), the position of the
+    first new one (the number of events, if none) and the number of new ones. The
+    sort is stable, so a new event equal to a pending one in every order column
+    comes after it."""
+    n_old = 0 if pending is None else len(pending)
+    if events is None or not len(events):
+        return pending, n_old, 0
+    both = events if pending is None else pd.concat([pending, events], ignore_index=True)
+    order = order_of(both, plan)
+    changed_at = int(np.argmax(order >= n_old))
+    return both.take(order).reset_index(drop=True), changed_at, len(events)
+
+
+def _replay(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, base: Checkpoint,
+            merged: pd.DataFrame | None, cuts: list[int], watermark_us: int
+            ) -> tuple[list[Checkpoint], pd.DataFrame | None]:
+    """Run ``merged`` from the checkpoint ``base`` to its end, with the clock's ticks up to
+    the watermark, in one pass: a checkpoint at each of the ``cuts`` and the rows (None:
+    none)."""
+    from .keyed import advance, advance_in_runs
+
+    if merged is None or base.position == len(merged):  # no event: the clock's ticks only
+        _, rows = advance(plan, rules, m, engine, key, base.state, None, watermark_us)
+        return [], rows
+    _, rows, points = advance_in_runs(plan, rules, m, engine, key, base.state,
+                                      merged.iloc[base.position:], watermark_us,
+                                      [c - base.position for c in cuts])
+    return [replace(c, position=c.position + base.position, rows=c.rows + base.rows)
+            for c in points], rows if rows is not None and len(rows) else None
 
 
 def _changed(frame: pd.DataFrame, change: str, plan: Plan) -> pd.DataFrame:
@@ -93,4 +167,3 @@ def _changed(frame: pd.DataFrame, change: str, plan: Plan) -> pd.DataFrame:
 def _some(frames: list[pd.DataFrame | None]) -> pd.DataFrame | None:
     present = [f for f in frames if f is not None and len(f)]
     return concat_rows(present) if present else None
-

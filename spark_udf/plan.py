@@ -17,7 +17,7 @@ import hashlib
 import json
 import math
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,13 +28,14 @@ from dt import DT
 from qre.language.clock import Clock
 from qre.language.derive import Derivation
 from qre.runtime.frames import value_columns_problem
-from qre.runtime.monitor import Monitor
+from qre.runtime.monitor import Monitor, Output, Session
 from qre.runtime.order import Tie, event_order, sortable
 from qre.runtime.output import check_no_collision, result_columns
 from qre.runtime.timed import is_timed, needed_fields
 
-__all__ = ["LATE", "START", "Plan", "check_arguments", "concat_rows", "frame_rows", "make_plan",
-           "monitor_fingerprint", "nan_for_null", "spark_frame", "worker_monitor"]
+__all__ = ["LATE", "START", "Plan", "check_arguments", "concat_rows", "feed_in_runs", "frame_rows",
+           "make_plan", "monitor_fingerprint", "nan_for_null", "order_of", "spark_frame",
+           "worker_monitor"]
 
 
 def monitor_fingerprint(m: Monitor) -> str:
@@ -505,6 +506,26 @@ def take_rows(data: Any, rows: slice | np.ndarray) -> Any:
     if isinstance(data, dict):
         return {name: column[rows] for name, column in data.items()}
     return data[rows]
+
+
+def feed_in_runs(session: Session, n: int, ends: Sequence[int],
+                 feed: Callable[[slice], Output]) -> tuple[np.ndarray, np.ndarray, list[Any]]:
+    """Feed a session its ``n`` steps (``feed`` of a slice of them) in runs, one ending at
+    each of ``ends`` (increasing, at most ``n``), then the rest: the status and value of
+    every step (shape (n, outputs)) and :attr:`Session.state` after each end (optimistic
+    processing's checkpoints, taken without a second pass over the steps)."""
+    outputs = len(session.monitor.outputs)
+    status = np.zeros((n, outputs), dtype=np.int8)
+    value = np.full((n, outputs), np.nan)
+    states, lo = [], 0
+    for hi in [*ends, n]:
+        if hi > lo:
+            out = feed(slice(lo, hi))
+            status[lo:hi] = out.status.reshape(hi - lo, -1)
+            value[lo:hi] = out.value.reshape(hi - lo, -1)
+            lo = hi
+        states.append(session.state)
+    return status, value, states[:len(ends)]
 
 
 def name_unknown_tag(caller: str, events: str, m: Monitor, engine: str, tags: np.ndarray,

@@ -95,6 +95,7 @@ from qre.runtime.monitor import Monitor
 from qre.runtime.timed import is_timed
 
 from .buckets import GROUP, Bucket, BucketRules, step_bucket
+from .final_rows import FinalRows
 from .keyed import LATE, LATE_POLICIES, TIME_US, Rules
 from .plan import (
     Plan,
@@ -380,7 +381,9 @@ def monitor_stream(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     ``output`` is a directory (files in ``format``, committed exactly once per
     micro-batch), a function ``f(batch_df, batch_id)`` (``foreachBatch``; make
     it idempotent on ``batch_id`` for exactly-once output), or None for a
-    memory table named ``query_name``. ``checkpoint`` is the checkpoint
+    memory table named ``query_name``; with ``optimistic=True``, a
+    :class:`spark_udf.FinalRows` function writes only the final rows (the sink
+    barrier). ``checkpoint`` is the checkpoint
     directory; restarting with the same one continues where the query
     stopped. ``trigger`` holds ``DataStreamWriter.trigger`` arguments, e.g.
     ``{"availableNow": True}``. Returns the ``StreamingQuery``.
@@ -405,6 +408,14 @@ def monitor_stream(df: Any, monitor: Monitor, key: str, time: str, tag: str,
         writer = writer.queryName(query_name)
     if trigger is not None:
         writer = writer.trigger(**trigger)
+    if isinstance(output, FinalRows):
+        kind = _time_kind(df.schema[time].dataType)
+        _, rules = checked_rules(monitor, kind, options.get("time_unit", "s"),
+                                 options.get("watermark"), options.get("ttl"),
+                                 options.get("late", "flag"), options.get("lateness"),
+                                 options.get("optimistic", False))
+        output.bind(rules, TIME_UNITS[options.get("time_unit", "s")], time,
+                    options.get("prefix", "") + CHANGE, checkpoint)
     if callable(output):
         return writer.foreachBatch(output).start()
     if output is None:

@@ -31,9 +31,13 @@ UNTIMED = ["sum(cur)", "avg_last(2, cur) - avg(cur)", "once(is(b)) && fill_with(
            "const(0)) > 0", "!is(a) since is(b)"]
 
 
-def rules(m: Monitor, lateness: int = 0) -> Rules:
+CHECKPOINTS = st.sampled_from([1, 2, 3, 256])
+"""Events between a key's checkpoints: every one, a few, the default."""
+
+
+def rules(m: Monitor, lateness: int = 0, every: int = 256) -> Rules:
     return Rules(True, None, "flag", lateness * US, m.clock, is_timed(m), US, "integral",
-                 optimistic=True)
+                 optimistic=True, checkpoint_every=every)
 
 
 def current(rows: pd.DataFrame) -> Counter:
@@ -75,11 +79,12 @@ def disordered(draw):  # type: ignore[no-untyped-def]
     return [frame.iloc[lo:hi] for lo, hi in zip([0, *cuts], cuts, strict=False) if lo < n]
 
 
-def check_changelog(text: str, batches: list[pd.DataFrame], delay: int, lateness: int) -> int:
+def check_changelog(text: str, batches: list[pd.DataFrame], delay: int, lateness: int,
+                    every: int = 256) -> int:
     """The module docstring's oracle after every micro-batch; the number of retractions."""
     m = qre("alphabet a, b; " + text)
     marks: list[tuple[int, int]] = []
-    rows, _ = simulate(m, batches, rules(m, lateness), delay, marks=marks)
+    rows, _ = simulate(m, batches, rules(m, lateness, every), delay, marks=marks)
     assert set(rows[CHANGE]) <= {INSERT, RETRACT}
     is_late = rows[LATE].astype(bool)
     assert (rows.loc[is_late, CHANGE] == INSERT).all() and (rows.loc[is_late, "status"] == 0).all()
@@ -96,16 +101,16 @@ def check_changelog(text: str, batches: list[pd.DataFrame], delay: int, lateness
 @settings(max_examples=60)
 @given(st.sampled_from(WINDOWS + PATTERNS + UNTIMED),
        st.one_of(disordered(), arrivals(jitter=8, distinct=True, min_events=12)),
-       st.sampled_from([2, 5, 9]), st.sampled_from([0, 3]))
-def test_inserts_minus_retractions_are_the_sorted_prefix(text, batches, delay, lateness):
-    check_changelog(text, batches, delay, lateness)
+       st.sampled_from([2, 5, 9]), st.sampled_from([0, 3]), CHECKPOINTS)
+def test_inserts_minus_retractions_are_the_sorted_prefix(text, batches, delay, lateness, every):
+    check_changelog(text, batches, delay, lateness, every)
 
 
 @settings(max_examples=40)
-@given(RANDOM_QUERIES, disordered(), st.sampled_from([3, 9]))
-def test_random_queries_too(text, batches, delay):
+@given(RANDOM_QUERIES, disordered(), st.sampled_from([3, 9]), CHECKPOINTS)
+def test_random_queries_too(text, batches, delay, every):
     """Random quantitative and past-time queries (tests/query_strategies.py)."""
-    check_changelog(text, batches, delay, 0)
+    check_changelog(text, batches, delay, 0, every)
 
 
 def _batches(*parts: list[tuple[int, int, str, float]]) -> list[pd.DataFrame]:
@@ -138,7 +143,7 @@ SPLIT_MATCH = _batches([(0, 5, "a", 1.0), (0, 9, "a", 1.0)], [(0, 7, "b", 1.0)],
     ("aggregate(sum(cur.v), 4s, 2s)", DISORDER, 5), ("matches(seq(a, not(b), a))", SPLIT_MATCH, 9),
     ("aggregate(sum(cur.v), session(3s))", EXTENDED, 9)])
 def test_an_out_of_order_event_retracts_what_it_changes(text, batches, delay):
-    assert check_changelog(text, batches, delay, 0) > 0
+    assert all(check_changelog(text, batches, delay, 0, every) > 0 for every in (1, 256))
 
 
 def test_row_changes_compare_every_cell_exactly():
@@ -153,13 +158,13 @@ def test_row_changes_compare_every_cell_exactly():
 @settings(max_examples=40)
 @given(st.sampled_from(WINDOWS + PATTERNS + UNTIMED),
        st.one_of(disordered(), arrivals(jitter=8, distinct=True, min_events=12)),
-       st.sampled_from([2, 5, 9]), st.sampled_from([0, 3]))
-def test_the_barrier_releases_the_pessimistic_rows(text, batches, delay, lateness):
+       st.sampled_from([2, 5, 9]), st.sampled_from([0, 3]), CHECKPOINTS)
+def test_the_barrier_releases_the_pessimistic_rows(text, batches, delay, lateness, every):
     """Issue 22, point 5: the changelog through the sink barrier, released after each
     micro-batch up to the point its watermark makes final, is the pessimistic policy's
     output (with allowed lateness: each window's last row, as it settles)."""
     m = qre("alphabet a, b; " + text)
-    optimistic = rules(m, lateness)
+    optimistic = rules(m, lateness, every)
     marks: list[tuple[int, int]] = []
     rows, _ = simulate(m, batches, optimistic, delay, marks=marks)
     barrier, released, done = Barrier(time="t"), [], 0
@@ -189,13 +194,94 @@ def test_the_barrier_releases_the_pessimistic_rows(text, batches, delay, latenes
 @settings(max_examples=25)
 @given(st.sampled_from(["sum(cur)", "!is(a) since is(b)", "aggregate(sum(cur.v), 4s, 2s)",
                         "aggregate(count(), session(2s), [a])"]),
-       disordered(), st.sampled_from([2, 5]), st.sampled_from([0, 3]), st.integers(1, 2))
+       disordered(), st.sampled_from([2, 5]), st.sampled_from([0, 3]), st.integers(1, 2),
+       CHECKPOINTS)
 def test_a_bucket_of_keys_stores_what_each_key_asserted(text, batches, delay, lateness,
-                                                       n_buckets):
+                                                       n_buckets, every):
     """monitor_stream keeps keys in buckets, stored as Arrow between micro-batches: the
-    rows asserted for pending events survive that, and the changelog is the same."""
+    rows asserted for pending events and the checkpoints among them survive that, and
+    the changelog is the same."""
     m = qre("alphabet a, b; " + text)
-    want, _ = simulate(m, batches, rules(m, lateness), delay)
-    got = simulate_buckets(m, batches, rules(m, lateness), delay, n_buckets)
+    want, _ = simulate(m, batches, rules(m, lateness, every), delay)
+    got = simulate_buckets(m, batches, rules(m, lateness, every), delay, n_buckets)
     columns = ["k", "t", "tag", "status", "value", LATE, CHANGE]
     assert canonical(got, columns) == canonical(want, columns)
+
+
+@pytest.mark.parametrize("text", ["sum(cur)", "aggregate(count(), session(2s), [a])"])
+def test_checkpoints_survive_the_state_store(text):
+    """A key's checkpoints, stored with its bucket as Arrow, come back as they were (the
+    changelog would be right without them, only slower: so this is checked directly)."""
+    from spark_udf.buckets import BucketRules, _key_row, _key_state
+    from spark_udf.keyed import KeyState, step
+    from spark_udf.plan import make_plan
+
+    m = qre("alphabet a, b; " + text)
+    r = rules(m, 0, 1)
+    plan = make_plan("test", DISORDER[0], m, "k", "t", "tag", "v", (), "table", "error",
+                     timed=r.timed)
+    spec = BucketRules(plan, r, m, "table", lambda group: group)
+    state = KeyState()
+    for batch in DISORDER[:2]:
+        state, _ = step(plan, r, m, "table", 0, state, batch[batch["k"] == 0], 0)
+    assert len(state.checkpoints) >= 2
+    back = _key_state(spec, pd.Series(_key_row(spec, 0, state)), state.pending)
+    assert [(c.position, c.rows, c.state.last_us, c.state.clock_us, c.state.opened_us)
+            for c in back.checkpoints] == [
+        (c.position, c.rows, c.state.last_us, c.state.clock_us, c.state.opened_us)
+        for c in state.checkpoints]
+    for a, b in zip(back.checkpoints, state.checkpoints, strict=True):
+        np.testing.assert_array_equal(a.state.config, b.state.config)
+
+
+def test_events_in_order_are_not_replayed():
+    """With checkpoints, a key continues from its last events when the next arrive in
+    order (nothing run twice), and rolls back only to the checkpoint before a late one."""
+    from spark_udf import LocalStream
+
+    def feed(batches: list[pd.DataFrame]) -> int:
+        stream = LocalStream(qre("alphabet a, b; sum(cur)"), "k", "t", "tag", "v",
+                             watermark="100 seconds", optimistic=True, checkpoint_every=4)
+        for batch in batches:
+            stream.feed(batch.drop(columns=TIME_US))
+        stream.advance(2**62)
+        return stream.replayed
+
+    ordered = _batches(*[[(0, 10 * i + j, "a", 1.0) for j in range(10)] for i in range(6)])
+    assert feed(ordered) == 0
+    # A b at 55 after 0..59 (after the a at 55): back to the checkpoint at 54 (every 4
+    # from the last batch's first event, 50), then 54..59 again.
+    assert feed([*ordered, *_batches([(0, 55, "b", 1.0)])]) == 6
+
+
+CELLS = st.sampled_from([0.0, -0.0, float("nan"), 1.5])
+OBJECTS = st.sampled_from([None, "a", "b", 0.0, -0.0, float("nan"), 2])
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(st.integers(0, 2), CELLS, OBJECTS), max_size=8),
+       st.lists(st.tuples(st.integers(0, 2), CELLS, OBJECTS), max_size=8))
+def test_row_changes_is_a_multiset_difference(before, after):
+    """row_changes against a multiset of rows keyed cell by cell (floats by their bits,
+    the missing cells alike): each side keeps its unmatched rows, first ones matched."""
+    def key(row: tuple) -> tuple:
+        return tuple(("null",) if v is None else ("f", "nan" if v != v else np.float64(
+            v).tobytes()) if isinstance(v, float) else ("v", v) for v in row)
+
+    def frame(rows: list[tuple]) -> pd.DataFrame:
+        f = pd.DataFrame(rows, columns=["i", "x", "o"]).astype({"x": float})
+        f["o"] = pd.Series([r[2] for r in rows], dtype=object)
+        return f
+
+    gone, new = row_changes(frame(before), frame(after))
+    shared = Counter(map(key, before)) & Counter(map(key, after))
+    for rows, got in ((before, gone), (after, new)):
+        left, want = shared.copy(), []
+        for row in rows:
+            if left[key(row)] > 0:
+                left[key(row)] -= 1
+            else:
+                want.append(key(row))
+        got_rows = [] if got is None else [key((int(i), float(x), o)) for i, x, o in zip(
+            got["i"], got["x"], got["o"], strict=True)]
+        assert got_rows == want

@@ -408,3 +408,44 @@ def test_optimistic_needs_a_watermark(spark, tmp_path) -> None:  # type: ignore[
     with pytest.raises(ValueError, match="optimistic=True needs a watermark"):
         monitor_stream_frame(stream, qre("sum(cur)", list(ALPHABET)), "k", "t", "tag", "v",
                              optimistic=True)
+
+
+@pytest.mark.parametrize(("text", "batches", "delay"), [
+    ("sum(cur)", "DISORDER", 5),
+    ("alphabet a, b; aggregate(sum(cur.v), session(3s))", "EXTENDED", 9)])
+def test_final_rows_of_an_optimistic_stream_are_the_pessimistic_rows(
+        spark, tmp_path, text, batches, delay) -> None:  # type: ignore[no-untyped-def]
+    """Issue 22, point 3 on Spark: FinalRows, the sink barrier as a foreachBatch writer,
+    writes the default policy's rows, each once, across a restart from the checkpoint
+    (a partition per micro-batch, overwritten if Spark runs one again)."""
+    from qre.runtime.timed import is_timed
+    from spark_udf import FinalRows
+    from tests import test_optimistic
+
+    m = qre(text, list(ALPHABET))
+    events = [b.drop(columns="__qre_time_us") for b in getattr(test_optimistic, batches)]
+    seen: list[int] = []
+
+    def write(frame, batch_id: int) -> None:  # type: ignore[no-untyped-def]
+        assert "change" not in frame.columns
+        seen.append(batch_id)
+        frame.write.mode("overwrite").parquet(str(tmp_path / "out" / f"batch={batch_id}"))
+
+    def start() -> None:
+        df = spark.readStream.schema(SCHEMA).option("maxFilesPerTrigger", 1).parquet(
+            str(tmp_path / "in"))
+        monitor_stream(df, m, "k", "t", "tag", "v", checkpoint=str(tmp_path / "ckpt"),
+                       output=FinalRows(write), trigger={"availableNow": True},
+                       watermark=f"{delay} seconds", optimistic=True).awaitTermination()
+
+    write_batches(tmp_path / "in", events[:2])
+    start()
+    write_batches(tmp_path / "in", [*events[2:], SENTINEL], first=2)
+    start()
+    got = spark.read.parquet(str(tmp_path / "out")).toPandas()
+    got = got[got["k"] != SENTINEL["k"][0]]
+    rules = (Rules(True, None, "flag", 0, m.clock, True, 10**6, "integral")
+             if is_timed(m) else Rules(True))
+    want, _ = simulate(m, getattr(test_optimistic, batches), rules, delay)
+    assert len(seen) == len(set(seen)) > len(events)  # each batch once, no-data ones too
+    assert len(got) and canonical(got, [*RESULTS, LATE]) == canonical(want, [*RESULTS, LATE])

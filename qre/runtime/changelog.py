@@ -13,12 +13,12 @@ Rows are compared on every column (:func:`row_changes`): floats by their bits
 (``-0.0`` is not ``0.0``; every NaN is one value) and the missing cells (None, NA,
 NaT) alike, so a retraction cancels exactly the row it repeats.
 
-Cost: O(rows) Python work per call (a tuple per row), O(rows held) memory.
+Cost: vectorized per float column, a dict lookup per cell of other columns, a sort of
+the rows; O(rows held) memory.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Hashable
 from typing import Any
 
@@ -51,21 +51,47 @@ def row_changes(before: pd.DataFrame | None, after: pd.DataFrame | None
     >>> gone["t"].tolist(), new["t"].tolist()
     ([1], [3])
     """
-    old = [] if before is None else row_keys(before)
-    new = [] if after is None else row_keys(after)
-    kept = Counter(old) & Counter(new)
-    return _unmatched(before, old, kept.copy()), _unmatched(after, new, kept)
+    if before is None or not len(before) or after is None or not len(after):
+        return _some(before), _some(after)  # nothing to compare
+    ids = row_ids(pd.concat([before, after], ignore_index=True))
+    old, new = ids[:len(before)], ids[len(before):]
+    n = int(ids.max()) + 1
+    kept = np.minimum(np.bincount(old, minlength=n), np.bincount(new, minlength=n))
+    # A row is matched if fewer equal rows come before it on its side than both sides share.
+    return (_some(before[_rank_among_equal(old) >= kept[old]]),
+            _some(after[_rank_among_equal(new) >= kept[new]]))
 
 
-def row_keys(frame: pd.DataFrame) -> list[Hashable]:
-    """Each row of ``frame`` as a tuple, equal exactly where the rows are: a float column
-    by :func:`qre.runtime.order.float_order` (the project's one rule of equal floats),
-    other columns cell by cell."""
-    columns = [[("f", k) for k in float_order(frame[c].to_numpy()).tolist()]
-               if pd.api.types.is_float_dtype(frame[c].dtype) and not isinstance(
-                   frame[c].dtype, pd.api.extensions.ExtensionDtype)
-               else [_cell(v) for v in frame[c].tolist()] for c in frame.columns]
-    return list(zip(*columns, strict=True)) if columns else [()] * len(frame)
+def row_ids(frame: pd.DataFrame) -> np.ndarray:
+    """A number per row of ``frame``, equal exactly where the rows are (module docstring):
+    a float column by :func:`qre.runtime.order.float_order` (the project's one rule of
+    equal floats), other columns cell by cell (:func:`_cell`)."""
+    if not len(frame.columns):
+        return np.zeros(len(frame), dtype=np.int64)
+    codes = np.stack([_column_codes(frame[c]) for c in frame.columns], axis=1)
+    return np.unique(codes, axis=0, return_inverse=True)[1].reshape(-1).astype(np.int64)
+
+
+def _column_codes(column: pd.Series) -> np.ndarray:
+    """int64 codes of a column's cells, equal where the cells are."""
+    kind = column.dtype.kind if isinstance(column.dtype, np.dtype) else "O"
+    if kind == "f":
+        return float_order(column.to_numpy()).astype(np.int64)
+    if kind in "iubMm":  # exact as they are; NaT is one (missing) value
+        return pd.factorize(column.to_numpy())[0].astype(np.int64)
+    seen: dict[Hashable, int] = {}
+    return np.array([seen.setdefault(_cell(v), len(seen)) for v in column.tolist()],
+                    dtype=np.int64)
+
+
+def _rank_among_equal(ids: np.ndarray) -> np.ndarray:
+    """For each row, how many rows with its id come before it."""
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    first = np.searchsorted(sorted_ids, sorted_ids, side="left")
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[order] = np.arange(len(ids)) - first
+    return rank
 
 
 def _cell(v: Any) -> Hashable:
@@ -78,18 +104,8 @@ def _cell(v: Any) -> Hashable:
     return ("v", v)
 
 
-def _unmatched(frame: pd.DataFrame | None, keys: list[Hashable],
-               matched: Counter[Hashable]) -> pd.DataFrame | None:
-    """The rows of ``frame`` left when each key of ``matched`` takes as many rows as its
-    count, first ones first (None if no row is left)."""
-    if frame is None:
-        return None
-    keep = np.ones(len(keys), dtype=bool)
-    for i, k in enumerate(keys):
-        if matched[k] > 0:
-            matched[k] -= 1
-            keep[i] = False
-    return frame[keep] if keep.any() else None
+def _some(frame: pd.DataFrame | None) -> pd.DataFrame | None:
+    return frame if frame is not None and len(frame) else None
 
 
 class Barrier:
@@ -118,6 +134,10 @@ class Barrier:
     def held(self) -> int:
         """How many rows wait for the watermark."""
         return 0 if self._held is None else len(self._held)
+
+    def held_rows(self) -> pd.DataFrame | None:
+        """The rows held (without ``change``), in arrival order; None if none."""
+        return None if self._held is None else self._held.copy()
 
     def push(self, rows: pd.DataFrame) -> None:
         """Apply changelog ``rows`` in their order (an insert, then its retraction,
