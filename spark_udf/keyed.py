@@ -42,9 +42,9 @@ The rules, per key:
   once a window of the event has closed for good); a clock's window results
   are emitted on time and updated (:func:`spark_udf.clocked.with_updates`).
 * **Optimistic processing** (``Rules.optimistic``, :mod:`spark_udf.optimistic`):
-  events waiting for the watermark are processed at once, from the settled state,
-  and the rows are a changelog (inserts and retractions) of the current results; the
-  late rule and the settled state are the ones above.
+  events waiting for the watermark are processed on arrival, on from the key's
+  checkpoints, and the rows are a changelog (inserts and retractions) of the current
+  results; the late rule is the one above.
 * **Timed monitors** (``Rules.timed``): :mod:`spark_udf.clocked` feeds the
   released events with the clock's ticks and emits the rows of
   ``Monitor.run_timed``; the key's timer also wakes it at its clock's next

@@ -8,11 +8,14 @@ Spark through the stream simulator like the rest of :mod:`spark_udf.keyed`.
 The rules, per key, with a watermark W and an allowed lateness L:
 
 * **Settled.** Events at or below the release point (``Rules.release_us``: W − L,
-  or the clock's boundary below it) are processed once, in order, into the settled
-  state, as the pessimistic policy does; an event that arrives at or below it is
-  late (flagged or failing, as today). The settled state, the pending events (above
-  the release point) and checkpoints among them are all a key keeps, so its state
-  stays bounded by the events of the last L plus the watermark's delay.
+  or the clock's boundary below it) are final: an event that arrives at or below it
+  is late (flagged or failing, as today), so nothing can come before them any more.
+  The key's settled state moves up to its latest checkpoint at or below the release
+  point (the events after it stay pending, already run, until a later checkpoint is
+  released; all of them, with the clock's ticks up to W − L, once all are released),
+  so settling runs nothing again. The settled state, the pending events and the
+  checkpoints among them are all a key keeps: its state stays bounded by the events
+  of the last L plus the watermark's delay, plus up to a checkpoint's span.
 * **Speculative.** The pending events are processed on arrival, in order, on from the
   settled state (a timed monitor's clock ticking between them and up to W): their
   rows are the key's current answer. The key keeps :class:`~spark_udf.keyed.Checkpoint`
@@ -35,17 +38,19 @@ The rules, per key, with a watermark W and an allowed lateness L:
 Why a checkpoint is a valid place to resume: a clock's ticks are a function of the
 event times alone (:func:`qre.language.clock.clock_steps`; a tick at a boundary comes
 before an event at that time), so a state after an event with no tick after it, and the
-settled state after the same events with ticks up to W − L (all at or before the next
-pending event), give the same rows and states on the events that follow; the settled
-run's rows are a prefix of the rows the key asserted from the same point.
+state after the same events with ticks up to W − L (all at or before the next pending
+event), give the same rows and states on the events that follow; the rows of the
+ticks up to W − L are a prefix of the rows the key asserted from the same point.
 
 Once W − L passes a row's stamp no event can change it: the sink barrier
 (:class:`qre.runtime.changelog.Barrier`) releases it then, and what it releases is the
 pessimistic policy's output.
 
-Cost per key and step: the events after the rollback point run through the kernel, in
-runs of at most ``checkpoint_every`` (a kernel call and a checkpoint each); the rows
-after it are compared, O(rows) Python.
+Cost per key and step: the events after the rollback point run through the kernel in
+one pass (a session feed per checkpoint taken: why checkpoints are every 256 events,
+benchmarks/optimistic.py), and the rows after it are compared
+(:func:`~qre.runtime.changelog.row_changes`); pandas bookkeeping per step, about three
+times the pessimistic policy's in-order cost (RESULTS.md, "optimistic").
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ watermark — the sorted prefix of what arrived, whatever the arrival order."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import replace
 
@@ -245,6 +246,7 @@ def test_events_in_order_are_not_replayed():
         for batch in batches:
             stream.feed(batch.drop(columns=TIME_US))
         stream.advance(2**62)
+        assert stream.pending == 0  # all settled: nothing kept but the configuration
         return stream.replayed
 
     ordered = _batches(*[[(0, 10 * i + j, "a", 1.0) for j in range(10)] for i in range(6)])
@@ -285,3 +287,35 @@ def test_row_changes_is_a_multiset_difference(before, after):
         got_rows = [] if got is None else [key((int(i), float(x), o)) for i, x, o in zip(
             got["i"], got["x"], got["o"], strict=True)]
         assert got_rows == want
+
+
+@settings(max_examples=60)
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 3), st.sampled_from([0.0, -0.0, 1.0])),
+                max_size=12), st.integers(1, 4), st.integers(0, 3))
+def test_the_barrier_is_a_multiset_of_inserts_less_retractions(changes, n_pushes, until):
+    """Barrier against a Counter applied row by row: the same rows held, in whatever pushes
+    the changelog comes, and a retraction of a row not held is refused."""
+    rows = pd.DataFrame([(t, v, RETRACT if r else INSERT) for r, t, v in changes],
+                        columns=["time", "v", CHANGE]).astype({"time": int, "v": float})
+    held: Counter = Counter()
+    valid = True
+    for r, t, v in changes:
+        key = (t, np.float64(v).tobytes())
+        held[key] += -1 if r else 1
+        valid &= held[key] >= 0
+    barrier = Barrier()
+    cuts = np.linspace(0, len(rows), n_pushes + 1).astype(int)
+    try:
+        for lo, hi in itertools.pairwise(cuts):
+            barrier.push(rows.iloc[lo:hi])
+    except ValueError as e:
+        assert not valid and "not held" in str(e)
+        return
+    assert valid
+    out = barrier.release(until)
+    got = Counter() if out is None else Counter(
+        (int(t), np.float64(v).tobytes()) for t, v in zip(out["time"], out["v"], strict=True))
+    assert got == Counter({k: c for k, c in held.items() if k[0] <= until and c > 0})
+    assert barrier.held == sum(c for k, c in held.items() if k[0] > until)
+    if out is not None:
+        assert out["time"].is_monotonic_increasing

@@ -152,23 +152,26 @@ class Barrier:
             raise ValueError(f"Barrier.push: {self.change!r} holds {other!r}; it is "
                              f"{INSERT!r} or {RETRACT!r}")
         plain = rows.drop(columns=self.change)
-        retract = (rows[self.change] == RETRACT).to_numpy()
-        # Runs of one kind, in order: a retraction may cancel an insert of the same call.
-        starts = np.flatnonzero(np.diff(retract.astype(np.int8), prepend=2))
-        for lo, hi in zip(starts, [*starts[1:], len(rows)], strict=True):
-            part = plain.iloc[lo:hi]
-            if retract[lo]:
-                self._retract(part)
-            else:
-                self._held = part if self._held is None else pd.concat(
-                    [self._held, part], ignore_index=True)
-
-    def _retract(self, rows: pd.DataFrame) -> None:
-        gone, held = row_changes(rows, self._held)
-        if gone is not None:
-            raise ValueError(f"Barrier.push: {len(gone)} retraction(s) of rows not held, e.g. "
-                             f"{gone.iloc[0].to_dict()}")
-        self._held = held
+        both = plain if self._held is None else pd.concat([self._held, plain],
+                                                         ignore_index=True)
+        ids = row_ids(both)
+        sign = np.ones(len(both), dtype=np.int64)
+        sign[len(both) - len(rows):][(rows[self.change] == RETRACT).to_numpy()] = -1
+        # Rows equal on every column are one result: per row, in arrival order, the
+        # held count must not go below zero (a retraction cancels an earlier insert).
+        order = np.argsort(ids, kind="stable")
+        counts = np.cumsum(sign[order])
+        first = np.searchsorted(ids[order], ids[order], side="left")
+        held = counts - (counts[first] - sign[order][first])
+        if (held < 0).any():
+            bad = both.iloc[int(order[np.flatnonzero(held < 0)[0]])]
+            raise ValueError(f"Barrier.push: {int((held < 0).sum())} retraction(s) of rows "
+                             f"not held, e.g. {bad.to_dict()}")
+        # What stays of each row: its first inserts, as many as it is held.
+        total = np.bincount(ids, weights=sign).astype(np.int64)
+        inserted = np.flatnonzero(sign > 0)
+        keep = inserted[_rank_among_equal(ids[inserted]) < total[ids[inserted]]]
+        self._held = both.iloc[keep].reset_index(drop=True) if len(keep) else None
 
     def release(self, final_until: Any) -> pd.DataFrame | None:
         """The held rows with ``time`` ≤ ``final_until``, in time order (None if none)."""
