@@ -11,7 +11,9 @@ time order, the rows that the watermark has made final.
 
 Rows are compared on every column (:func:`row_changes`): floats by their bits
 (``-0.0`` is not ``0.0``; every NaN is one value) and the missing cells (None, NA,
-NaT) alike, so a retraction cancels exactly the row it repeats.
+NaT; in a column of Python objects also NaN, which pandas does not keep apart from
+None: ``pd.concat`` turns one into the other) alike, so a retraction cancels exactly
+the row it repeats.
 
 Cost: vectorized per float column, a dict lookup per cell of other columns, a sort of
 the rows; O(rows held) memory.
@@ -79,9 +81,10 @@ def _column_codes(column: pd.Series) -> np.ndarray:
         return float_order(column.to_numpy()).astype(np.int64)
     if kind in "iubMm":  # exact as they are; NaT is one (missing) value
         return pd.factorize(column.to_numpy())[0].astype(np.int64)
+    objects = isinstance(column.dtype, np.dtype)  # pandas' object columns: NaN is missing
     seen: dict[Hashable, int] = {}
-    return np.array([seen.setdefault(_cell(v), len(seen)) for v in column.tolist()],
-                    dtype=np.int64)
+    return np.array([seen.setdefault(("null",) if objects and v != v else _cell(v), len(seen))
+                     for v in column.tolist()], dtype=np.int64)
 
 
 def _rank_among_equal(ids: np.ndarray) -> np.ndarray:
