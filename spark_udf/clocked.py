@@ -122,9 +122,11 @@ def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
     except ValueError as e:
         raise ValueError(f"monitor_stream, key {plain(key)!r} "
                          f"(this micro-batch's events in time order): {e}") from None
-    emitted = np.concatenate([[0], np.cumsum(status[:, 0] != 0)])
-    at_cuts = [(config, *_clock_at(state, step_us, starts, end), int(emitted[end]))
-               for config, end in zip(configs, ends, strict=True)]
+    at_cuts = []
+    if ends:  # the rows emitted before each cut: only for checkpoints
+        emitted = np.concatenate([[0], np.cumsum(status[:, 0] != 0)])
+        at_cuts = [(config, *_clock_at(state, step_us, starts, end), int(emitted[end]))
+                   for config, end in zip(configs, ends, strict=True)]
     opened = state.opened_us if starts is None else int(starts[-1])
     return session.state, (int(step_us[-1]), opened), _rows(
         plan, rules, key, event, step_us, events, status[:, 0], value[:, 0], starts,
@@ -142,11 +144,12 @@ def _cut_steps(cuts: Sequence[int], kept: np.ndarray, times: np.ndarray, event: 
     ``kept`` are fed; ``times`` all of theirs): those before the first fed event from
     k on, and no tick after the k-th event's time (a tick at a time comes before an event
     at that time)."""
-    event_steps = np.flatnonzero(event >= 0)
-    first_after = np.append(event_steps, len(event))[np.searchsorted(kept, np.asarray(
-        cuts, dtype=np.int64))]
-    by_time = np.searchsorted(step_us, times[np.asarray(cuts, dtype=np.int64) - 1], "right")
-    return np.minimum(first_after, by_time).tolist() if len(cuts) else []
+    if not len(cuts):
+        return []
+    at = np.asarray(cuts, dtype=np.int64)
+    first_after = np.append(np.flatnonzero(event >= 0), len(event))[np.searchsorted(kept, at)]
+    by_time = np.searchsorted(step_us, times[at - 1], "right")
+    return np.minimum(first_after, by_time).tolist()
 
 
 def _clock_at(state: KeyState, step_us: np.ndarray, starts: np.ndarray | None,

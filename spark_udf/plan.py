@@ -515,6 +515,9 @@ def feed_in_runs(session: Session, n: int, ends: Sequence[int],
     every step (shape (n, outputs)) and :attr:`Session.state` after each end (optimistic
     processing's checkpoints, taken without a second pass over the steps)."""
     outputs = len(session.monitor.outputs)
+    if not ends:  # one run: its outputs as they come
+        out = feed(slice(0, n))
+        return out.status.reshape(n, outputs), out.value.reshape(n, outputs), []
     status = np.zeros((n, outputs), dtype=np.int8)
     value = np.full((n, outputs), np.nan)
     states, lo = [], 0

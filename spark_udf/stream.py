@@ -80,6 +80,7 @@ slower with 400 when each key had its own state; the pandas API was kept.
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import os
@@ -409,13 +410,13 @@ def monitor_stream(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     if trigger is not None:
         writer = writer.trigger(**trigger)
     if isinstance(output, FinalRows):
-        kind = _time_kind(df.schema[time].dataType)
-        _, rules = checked_rules(monitor, kind, options.get("time_unit", "s"),
-                                 options.get("watermark"), options.get("ttl"),
-                                 options.get("late", "flag"), options.get("lateness"),
-                                 options.get("optimistic", False))
-        output.bind(rules, TIME_UNITS[options.get("time_unit", "s")], time,
-                    options.get("prefix", "") + CHANGE, checkpoint)
+        given = inspect.signature(monitor_stream_frame).bind_partial(**options)
+        given.apply_defaults()  # the frame's defaults, where the call gave none
+        o = given.arguments
+        _, rules = checked_rules(monitor, _time_kind(df.schema[time].dataType),
+                                 o["time_unit"], o["watermark"], o["ttl"], o["late"],
+                                 o["lateness"], o["optimistic"])
+        output.bind(rules, TIME_UNITS[o["time_unit"]], time, o["prefix"] + CHANGE, checkpoint)
     if callable(output):
         return writer.foreachBatch(output).start()
     if output is None:
