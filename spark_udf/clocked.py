@@ -67,13 +67,17 @@ from .plan import Plan, concat_rows, event_data, feed_in_runs, frame_rows, plain
 if TYPE_CHECKING:
     from .keyed import KeyState, Rules
 
-__all__ = ["TICK_US", "next_tick_us", "next_update_us", "run", "silent", "updates",
+__all__ = ["ROW_US", "TICK_US", "next_tick_us", "next_update_us", "run", "silent", "updates",
            "with_updates"]
 
 _TIME_US = "__qre_time_us"  # keyed.TIME_US (not imported: keyed imports this module)
 
 TICK_US = "__qre_tick_us"
 """Rows of :func:`run` with ``boundaries``: a tick's boundary in µs, −1 for an event's row."""
+
+ROW_US = "__qre_row_us"
+"""Rows of a key whose optimistic results are bounded (``Rules.speculate_us``): the row's
+stamp in µs, what the bound is compared with (:mod:`spark_udf.optimistic`)."""
 
 
 def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
@@ -411,7 +415,8 @@ def _rows(plan: Plan, rules: Rules, key: Any, event: np.ndarray, step_us: np.nda
           starts: np.ndarray | None, boundaries: bool = False) -> pd.DataFrame:
     """The emitted rows (output not ⊥): events stamped with their time, ticks with their
     boundary minus one unit, in the time column's type, with their windows' ``starts``
-    (µs); with ``boundaries`` also :data:`TICK_US`."""
+    (µs); with ``boundaries`` also :data:`TICK_US`; with a speculation bound,
+    :data:`ROW_US`."""
     keep = status != 0
     event, step_us = event[keep], step_us[keep]
     starts = None if starts is None else starts[keep]
@@ -420,10 +425,12 @@ def _rows(plan: Plan, rules: Rules, key: Any, event: np.ndarray, step_us: np.nda
     if events is not None:
         original = events[plan.tag].to_numpy(dtype=object)
         tags[~tick] = [text(t) for t in original[event[~tick]]]
+    stamp_us = np.where(tick, step_us - rules.delta_us, step_us)
     rows = frame_rows(plan, key, events, status[keep].astype(np.int8).reshape(-1, 1),
                       value[keep].reshape(-1, 1), False, rows=event, tags=tags,
-                      times=_stamps(rules, np.where(tick, step_us - rules.delta_us, step_us)),
-                      starts=_starts(rules, starts, tick))
+                      times=_stamps(rules, stamp_us), starts=_starts(rules, starts, tick))
+    if rules.speculate_us is not None:
+        rows[ROW_US] = stamp_us
     if boundaries:
         rows[TICK_US] = np.where(tick, step_us, -1)
     return rows

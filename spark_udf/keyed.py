@@ -122,6 +122,10 @@ class Rules:
     (:class:`Checkpoint`; besides one at the end of each micro-batch's events). Chosen
     by measurement (benchmarks/optimistic.py): fewer checkpoints replay more events
     after a late one, more cost a kernel call and a stored configuration each."""
+    speculate_us: int | None = None
+    """Optimistic processing: how far past the release point (:meth:`release_us`, where
+    rows become final) rows are emitted; a later row waits until the release point is
+    that close to it. None: no bound, every row on arrival; 0: final rows only."""
 
     @property
     def delta_us(self) -> int:
@@ -182,8 +186,9 @@ class KeyState:
     """A session clock's latest session: the time of its first event (the ``start`` of
     its row when it closes)."""
     asserted: pd.DataFrame | None = None
-    """Optimistic processing: the rows emitted for the pending events (and the clock's
-    ticks after the settled ones) and not retracted since."""
+    """Optimistic processing: the rows asserted for the pending events (and the clock's
+    ticks after the settled ones) and not retracted since: emitted, or, with a
+    speculation bound, held back until it comes near (stamped: ``clocked.ROW_US``)."""
     checkpoints: tuple[Checkpoint, ...] = ()
     """Optimistic processing: states of the key part-way through its pending events,
     by position."""
@@ -202,6 +207,17 @@ class Checkpoint:
     position: int
     rows: int
     state: KeyState
+
+
+def _first_held(state: KeyState, rules: Rules) -> int | None:
+    """Optimistic processing with a speculation bound: the stamp (µs) of the key's first
+    row held back at the last watermark, or None."""
+    assert state.asserted is not None and state.ahead_us is not None
+    release_us = rules.release_us(state.ahead_us)
+    assert release_us is not None and rules.speculate_us is not None
+    stamps = state.asserted[clocked.ROW_US].to_numpy()
+    held = stamps[stamps > release_us + rules.speculate_us]
+    return int(held.min()) if len(held) else None
 
 
 def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: KeyState,
@@ -285,6 +301,10 @@ def wake_ms(state: KeyState, rules: Rules) -> int | None:
     becomes ready, its clock's next tick falls due, or, with nothing pending, its
     state becomes idle; None if none of these can happen."""
     due = [] if state.pending is None else [rules.due_us(int(_first_waiting(state, rules)))]
+    if rules.speculate_us is not None and state.asserted is not None:
+        waits = _first_held(state, rules)  # it is emitted at a release point this close
+        if waits is not None:
+            due.append(rules.due_us(waits - rules.speculate_us))
     tick = clocked.next_tick_us(state, rules)
     if tick is not None:
         due.append(tick)
@@ -435,7 +455,10 @@ def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd
                              f"(this micro-batch's events in time order): {e}") from None
         configs += at
         config = session.state
-    return config, frame_rows(plan, key, events, status, value, late=False), configs
+    rows = frame_rows(plan, key, events, status, value, late=False)
+    if rules.speculate_us is not None:
+        rows[clocked.ROW_US] = events[TIME_US].to_numpy(dtype=np.int64)
+    return config, rows, configs
 
 
 def no_rows(plan: Plan) -> pd.DataFrame:

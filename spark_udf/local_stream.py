@@ -66,14 +66,15 @@ class LocalStream:
                  late: str = "flag", lateness: Any = None,
                  keep: str | Sequence[str] | None = None, prefix: str = "",
                  engine: str = "auto", unknown_tags: str = "error",
-                 optimistic: bool = False, checkpoint_every: int | None = None) -> None:
+                 optimistic: bool = False, speculate: Any = None,
+                 checkpoint_every: int | None = None) -> None:
         self.monitor = monitor
         self._roles = (key, time, tag, value, tiebreak, engine, unknown_tags, keep, prefix)
         if checkpoint_every is not None and (isinstance(checkpoint_every, bool) or not isinstance(
                 checkpoint_every, int) or checkpoint_every < 1):
             raise ValueError(f"LocalStream: checkpoint_every must be a positive integer, not "
                              f"{checkpoint_every!r}")
-        self._options = (time_unit, watermark, ttl, late, lateness, optimistic)
+        self._options = (time_unit, watermark, ttl, late, lateness, optimistic, speculate)
         self._checkpoint_every = checkpoint_every
         self._plan: Plan | None = None
         self._engine = ""
@@ -139,13 +140,13 @@ class LocalStream:
         if self._plan is not None:
             return self._plan
         key, time, tag, value, tiebreak, engine, unknown_tags, keep, prefix = self._roles
-        time_unit, watermark, ttl, late, lateness, optimistic = self._options
+        time_unit, watermark, ttl, late, lateness, optimistic, speculate = self._options
         if time not in batch:
             raise ValueError(f"LocalStream: no column {time!r} for time in the batch "
                              f"(columns: {', '.join(map(str, batch.columns))})")
         self._delay_us, self._rules = checked_rules(
             self.monitor, _time_kind(batch[time]), time_unit, watermark, ttl, late, lateness,
-            optimistic)
+            optimistic, speculate)
         if self._checkpoint_every is not None:
             self._rules = replace(self._rules, checkpoint_every=self._checkpoint_every)
         self._plan = make_plan("LocalStream", batch, self.monitor, key, time, tag, value,

@@ -34,6 +34,12 @@ The rules, per key, with a watermark W and an allowed lateness L:
   After each step, the inserts minus the retractions emitted so far are the rows of
   the key's events so far, in order, with ticks up to W: what ``run_timed`` gives on
   them (tests/test_optimistic.py). Late events' rows are inserts (flagged late).
+* **Speculation bound** (``Rules.speculate_us``, the user's ``speculate``): the
+  changelog covers only the rows stamped at most that far past the release point;
+  the others are computed and kept (stamped, :data:`spark_udf.clocked.ROW_US`) and
+  emitted by the step — on an event or the key's timer — whose release point comes
+  within the bound of them. A row that a late event changes before it is emitted is
+  never retracted: the bound trades latency for retractions (0: final rows only).
 
 Why a checkpoint is a valid place to resume: a clock's ticks are a function of the
 event times alone (:func:`qre.language.clock.clock_steps`; a tick at a boundary comes
@@ -100,8 +106,7 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
                    n} - {base.position})
     points, fresh = _replay(plan, rules, m, engine, key, base, merged, cuts, watermark_us)
     before = state.asserted
-    retracted, inserted = row_changes(
-        None if before is None else before.iloc[base.rows:], fresh)
+    retracted, inserted = _changes(rules, state, base.rows, fresh, release_us)
     asserted = _some([None if before is None else before.iloc[:base.rows], fresh])
     # Settle at the latest checkpoint at or before the release point: the events after
     # it stay pending until a later one (nothing runs twice to settle); all of them, once
@@ -129,6 +134,33 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
     if clocked.silent(nxt, rules) and remaining is None:
         return None, rows
     return keyed.unless_idle(nxt, rules, rules.effective(watermark_us)), rows
+
+
+def _changes(rules: Rules, state: KeyState, kept: int, fresh: pd.DataFrame | None,
+             release_us: int) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """The rows to retract and to insert when the key's asserted rows after the first
+    ``kept`` are replaced by ``fresh``: with a speculation bound, the rows emitted
+    (stamped at most that far past the release point, the last one's and this one's)."""
+    before = state.asserted
+    old = None if before is None else before.iloc[kept:]
+    if rules.speculate_us is None:
+        return row_changes(old, fresh)
+    bound_us = release_us + rules.speculate_us
+    bound_before = (None if state.ahead_us is None
+                    else rules.release_us(state.ahead_us) + rules.speculate_us)
+    retracted, inserted = row_changes(_emitted(old, bound_before), _emitted(fresh, bound_us))
+    if before is None or bound_before is None:
+        return retracted, inserted
+    stamps = before[clocked.ROW_US].to_numpy()[:kept]  # kept rows held back until now
+    now = before.iloc[:kept][(stamps > bound_before) & (stamps <= bound_us)]
+    return retracted, _some([now, inserted])
+
+
+def _emitted(rows: pd.DataFrame | None, bound_us: int | None) -> pd.DataFrame | None:
+    """The ``rows`` stamped at most ``bound_us`` (None: none of them)."""
+    if rows is None or bound_us is None:
+        return None
+    return rows[rows[clocked.ROW_US].to_numpy() <= bound_us]
 
 
 def _merged(plan: Plan, pending: pd.DataFrame | None, events: pd.DataFrame | None
@@ -165,8 +197,9 @@ def _replay(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, base: C
 
 
 def _changed(frame: pd.DataFrame, change: str, plan: Plan) -> pd.DataFrame:
-    """``frame`` with the change column (after the late flag)."""
-    return frame.assign(**{plan.added(CHANGE): change})
+    """``frame`` with the change column (after the late flag), without the stamps."""
+    return frame.drop(columns=clocked.ROW_US, errors="ignore").assign(
+        **{plan.added(CHANGE): change})
 
 
 def _some(frames: list[pd.DataFrame | None]) -> pd.DataFrame | None:

@@ -191,7 +191,7 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                          lateness: Any = None, keep: str | Sequence[str] | None = None,
                          prefix: str = "", engine: str = "auto",
                          unknown_tags: str = "error", buckets: int | None = None,
-                         optimistic: bool = False) -> Any:
+                         optimistic: bool = False, speculate: Any = None) -> Any:
     """The streaming DataFrame of ``monitor`` run per key over the streaming ``df``.
 
     Columns as :func:`spark_udf.monitor_frame`'s (``keep``, ``prefix`` alike) plus
@@ -222,8 +222,12 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     ``change`` (prefixed), ``insert`` or ``retract`` — whose inserts minus
     retractions are at every micro-batch the results of the events so far, in time
     order (:mod:`spark_udf.optimistic`); :class:`qre.runtime.changelog.Barrier` turns
-    it into the final rows. The others are :func:`monitor_frame`'s. See the module
-    docstring.
+    it into the final rows. ``speculate`` (a duration; with ``optimistic``) bounds
+    how far ahead of the final rows the changelog goes: a row is emitted once its time
+    is within ``speculate`` of the release point (the watermark less the lateness, where
+    rows become final), so fewer rows are retracted and re-inserted, at that much
+    latency; None (the default) emits every row on arrival, ``0`` final rows only. The
+    others are :func:`monitor_frame`'s. See the module docstring.
     """
     from pyspark.sql import functions as F
     from pyspark.sql.types import BooleanType, StringType, StructField, StructType
@@ -239,7 +243,7 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     # (a missing time column: make_plan says so, below)
     kind = _time_kind(df.schema[time].dataType) if time in df.columns else "timestamp"
     delay_us, rules = checked_rules(monitor, kind, time_unit, watermark, ttl, late, lateness,
-                                    optimistic)
+                                    optimistic, speculate)
     buckets = _bucket_count(df, buckets)
     plan = make_plan("monitor_stream", df, monitor, key, time, tag, value, tiebreak, engine,
                      unknown_tags, timed=True, keep=keep, prefix=prefix,
@@ -322,7 +326,8 @@ def _time_kind(dtype: Any) -> str:
 
 
 def checked_rules(monitor: Monitor, kind: str, time_unit: str, watermark: Any, ttl: Any,
-                  late: str, lateness: Any, optimistic: bool) -> tuple[int | None, Rules]:
+                  late: str, lateness: Any, optimistic: bool, speculate: Any = None
+                  ) -> tuple[int | None, Rules]:
     """The watermark's delay (µs; None without one) and the rules of a stream, the
     options checked (ValueError or TypeError naming the option)."""
     if not isinstance(late, str) or late not in LATE_POLICIES:
@@ -345,9 +350,13 @@ def checked_rules(monitor: Monitor, kind: str, time_unit: str, watermark: Any, t
     if optimistic and delay_us is None:
         raise ValueError("monitor_stream: optimistic=True needs a watermark (it says when a "
                          "result is final and what to retract no more)")
+    speculate_us = None if speculate is None else duration_us(speculate, "speculate")
+    if speculate_us is not None and not optimistic:
+        raise ValueError("monitor_stream: speculate bounds optimistic results: it needs "
+                         "optimistic=True")
     rules = stream_rules(monitor, kind, time_unit, delay_us is not None, ttl_us, late,
                          lateness_us)
-    return delay_us, replace(rules, optimistic=optimistic)
+    return delay_us, replace(rules, optimistic=optimistic, speculate_us=speculate_us)
 
 
 def stream_rules(monitor: Monitor, kind: str, time_unit: str, watermark: bool,
@@ -415,7 +424,7 @@ def monitor_stream(df: Any, monitor: Monitor, key: str, time: str, tag: str,
         o = given.arguments
         _, rules = checked_rules(monitor, _time_kind(df.schema[time].dataType),
                                  o["time_unit"], o["watermark"], o["ttl"], o["late"],
-                                 o["lateness"], o["optimistic"])
+                                 o["lateness"], o["optimistic"], o["speculate"])
         output.bind(rules, TIME_UNITS[o["time_unit"]], time, o["prefix"] + CHANGE, checkpoint)
     if callable(output):
         return writer.foreachBatch(output).start()

@@ -62,6 +62,11 @@ def test_bad_options_are_refused():
     frame = pd.DataFrame({"k": [1], "t": [1], "tag": ["a"], "v": [1.0]})
     with pytest.raises(ValueError, match="optimistic=True needs a watermark"):
         LocalStream(m, "k", "t", "tag", "v", optimistic=True).feed(frame)
+    with pytest.raises(ValueError, match="speculate bounds optimistic results"):
+        LocalStream(m, "k", "t", "tag", "v", watermark="5 s", speculate="1 s").feed(frame)
+    with pytest.raises(ValueError, match="speculate '-1 s' is negative"):
+        LocalStream(m, "k", "t", "tag", "v", watermark="5 s", optimistic=True,
+                    speculate="-1 s").feed(frame)
     with pytest.raises(ValueError, match="no column 'time'"):
         LocalStream(m, "k", "time", "tag", "v").feed(frame)
     with pytest.raises(TypeError, match="a batch is a pandas DataFrame"):

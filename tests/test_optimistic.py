@@ -36,9 +36,15 @@ CHECKPOINTS = st.sampled_from([1, 2, 3, 256])
 """Events between a key's checkpoints: every one, a few, the default."""
 
 
-def rules(m: Monitor, lateness: int = 0, every: int = 256) -> Rules:
+SPECULATE = st.sampled_from([None, None, 0, 2])
+"""How far past the release point rows are emitted (s): no bound, final rows only, 2 s."""
+
+
+def rules(m: Monitor, lateness: int = 0, every: int = 256, speculate: int | None = None
+          ) -> Rules:
     return Rules(True, None, "flag", lateness * US, m.clock, is_timed(m), US, "integral",
-                 optimistic=True, checkpoint_every=every)
+                 optimistic=True, checkpoint_every=every,
+                 speculate_us=None if speculate is None else speculate * US)
 
 
 def current(rows: pd.DataFrame) -> Counter:
@@ -53,13 +59,17 @@ def current(rows: pd.DataFrame) -> Counter:
     return +held
 
 
-def expected(m: Monitor, events: pd.DataFrame, watermark: int) -> Counter:
+def expected(m: Monitor, events: pd.DataFrame, watermark: int, until: float = np.inf
+             ) -> Counter:
+    """``run_timed``'s rows on ``events`` with ``watermark`` (s), those stamped at most
+    ``until``."""
     reads_records = bool(m._source_dt.fields)
     values = {"v": events["v"]} if reads_records else events["v"]
     want = m.run_timed(events["t"], events["tag"], values, keys=events["k"],
                        watermark=watermark, undefined="drop" if m.clock else "keep")
     return Counter((int(k), int(t), str(tag), int(s), repr(float(v))) for k, t, tag, s, v in zip(
-        want["key"], want["time"], want["tag"], want["status"], want["value"], strict=True))
+        want["key"], want["time"], want["tag"], want["status"], want["value"], strict=True)
+        if t <= until)
 
 
 @st.composite
@@ -81,11 +91,14 @@ def disordered(draw):  # type: ignore[no-untyped-def]
 
 
 def check_changelog(text: str, batches: list[pd.DataFrame], delay: int, lateness: int,
-                    every: int = 256) -> int:
-    """The module docstring's oracle after every micro-batch; the number of retractions."""
+                    every: int = 256, speculate: int | None = None) -> int:
+    """The module docstring's oracle after every micro-batch; the number of retractions.
+    With a speculation bound, the rows are those stamped at most that far past the
+    release point, and with a bound of 0 (final rows only) nothing is retracted."""
     m = qre("alphabet a, b; " + text)
     marks: list[tuple[int, int]] = []
-    rows, _ = simulate(m, batches, rules(m, lateness, every), delay, marks=marks)
+    r = rules(m, lateness, every, speculate)
+    rows, _ = simulate(m, batches, r, delay, marks=marks)
     assert set(rows[CHANGE]) <= {INSERT, RETRACT}
     is_late = rows[LATE].astype(bool)
     assert (rows.loc[is_late, CHANGE] == INSERT).all() and (rows.loc[is_late, "status"] == 0).all()
@@ -95,16 +108,22 @@ def check_changelog(text: str, batches: list[pd.DataFrame], delay: int, lateness
         events = pd.concat(batches[:i + 1], ignore_index=True)
         events = events[~events.set_index(["k", "t"]).index.isin(late_events)]
         held = current(part[~part[LATE].astype(bool)])
-        assert held == expected(m, events, watermark_ms // 1000), f"after micro-batch {i}"
-    return int((rows[CHANGE] == RETRACT).sum())
+        until = (np.inf if speculate is None
+                 else r.release_us(watermark_ms * 1000) / US + speculate)
+        assert held == expected(m, events, watermark_ms // 1000, until), (
+            f"after micro-batch {i}")
+    retracted = int((rows[CHANGE] == RETRACT).sum())
+    assert speculate != 0 or retracted == 0
+    return retracted
 
 
 @settings(max_examples=60)
 @given(st.sampled_from(WINDOWS + PATTERNS + UNTIMED),
        st.one_of(disordered(), arrivals(jitter=8, distinct=True, min_events=12)),
-       st.sampled_from([2, 5, 9]), st.sampled_from([0, 3]), CHECKPOINTS)
-def test_inserts_minus_retractions_are_the_sorted_prefix(text, batches, delay, lateness, every):
-    check_changelog(text, batches, delay, lateness, every)
+       st.sampled_from([2, 5, 9]), st.sampled_from([0, 3]), CHECKPOINTS, SPECULATE)
+def test_inserts_minus_retractions_are_the_sorted_prefix(text, batches, delay, lateness, every,
+                                                         speculate):
+    check_changelog(text, batches, delay, lateness, every, speculate)
 
 
 @settings(max_examples=40)
@@ -139,6 +158,18 @@ SPLIT_MATCH = _batches([(0, 5, "a", 1.0), (0, 9, "a", 1.0)], [(0, 7, "b", 1.0)],
                        [(0, 30, "a", 1.0)])
 
 
+# Key 0's only event, at 10, waits while key 1's events move the watermark (5 s behind)
+# to 8 and then 9: with rows emitted up to 2 s past the release point, its row is due
+# at 8, when key 0 has no event: its timer emits it.
+HELD = _batches([(0, 10, "a", 1.0)], [(1, 13, "a", 1.0)], [(1, 14, "a", 1.0)],
+                [(1, 30, "a", 1.0)])
+
+
+@pytest.mark.parametrize("text", ["sum(cur)", "aggregate(sum(cur.v), 4s, 2s)"])
+def test_a_held_row_is_emitted_once_the_release_point_is_near(text):
+    check_changelog(text, HELD, 5, 0, speculate=2)
+
+
 @pytest.mark.parametrize(("text", "batches", "delay"), [
     ("sum(cur)", DISORDER, 5), ("avg_last(2, cur) - avg(cur)", DISORDER, 5),
     ("aggregate(sum(cur.v), 4s, 2s)", DISORDER, 5), ("matches(seq(a, not(b), a))", SPLIT_MATCH, 9),
@@ -159,13 +190,14 @@ def test_row_changes_compare_every_cell_exactly():
 @settings(max_examples=40)
 @given(st.sampled_from(WINDOWS + PATTERNS + UNTIMED),
        st.one_of(disordered(), arrivals(jitter=8, distinct=True, min_events=12)),
-       st.sampled_from([2, 5, 9]), st.sampled_from([0, 3]), CHECKPOINTS)
-def test_the_barrier_releases_the_pessimistic_rows(text, batches, delay, lateness, every):
+       st.sampled_from([2, 5, 9]), st.sampled_from([0, 3]), CHECKPOINTS, SPECULATE)
+def test_the_barrier_releases_the_pessimistic_rows(text, batches, delay, lateness, every,
+                                                   speculate):
     """Issue 22, point 5: the changelog through the sink barrier, released after each
     micro-batch up to the point its watermark makes final, is the pessimistic policy's
     output (with allowed lateness: each window's last row, as it settles)."""
     m = qre("alphabet a, b; " + text)
-    optimistic = rules(m, lateness, every)
+    optimistic = rules(m, lateness, every, speculate)
     marks: list[tuple[int, int]] = []
     rows, _ = simulate(m, batches, optimistic, delay, marks=marks)
     barrier, released, done = Barrier(time="t"), [], 0
@@ -176,7 +208,7 @@ def test_the_barrier_releases_the_pessimistic_rows(text, batches, delay, latenes
         done = n_rows
     assert barrier.held == 0
     got = pd.concat(released, ignore_index=True) if released else rows.iloc[:0]
-    pessimistic = replace(optimistic, optimistic=False)
+    pessimistic = replace(optimistic, optimistic=False, speculate_us=None)
     want, _ = simulate(m, batches, pessimistic, delay)
     if clocked.updates(pessimistic):  # updates: a window's last row is its result
         want = want.groupby(["k", "t", LATE], sort=False).tail(1)
@@ -196,15 +228,15 @@ def test_the_barrier_releases_the_pessimistic_rows(text, batches, delay, latenes
 @given(st.sampled_from(["sum(cur)", "!is(a) since is(b)", "aggregate(sum(cur.v), 4s, 2s)",
                         "aggregate(count(), session(2s), [a])"]),
        disordered(), st.sampled_from([2, 5]), st.sampled_from([0, 3]), st.integers(1, 2),
-       CHECKPOINTS)
+       CHECKPOINTS, SPECULATE)
 def test_a_bucket_of_keys_stores_what_each_key_asserted(text, batches, delay, lateness,
-                                                       n_buckets, every):
+                                                       n_buckets, every, speculate):
     """monitor_stream keeps keys in buckets, stored as Arrow between micro-batches: the
     rows asserted for pending events and the checkpoints among them survive that, and
     the changelog is the same."""
     m = qre("alphabet a, b; " + text)
-    want, _ = simulate(m, batches, rules(m, lateness, every), delay)
-    got = simulate_buckets(m, batches, rules(m, lateness, every), delay, n_buckets)
+    want, _ = simulate(m, batches, rules(m, lateness, every, speculate), delay)
+    got = simulate_buckets(m, batches, rules(m, lateness, every, speculate), delay, n_buckets)
     columns = ["k", "t", "tag", "status", "value", LATE, CHANGE]
     assert canonical(got, columns) == canonical(want, columns)
 
