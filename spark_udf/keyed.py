@@ -84,8 +84,8 @@ from .plan import (
 )
 
 __all__ = ["LATE", "LATE_POLICIES", "TIME_US", "Checkpoint", "KeyState", "Rules", "advance",
-           "advance_in_runs", "late_rows", "no_rows", "sort_out", "split_late", "step",
-           "unless_idle", "wake_ms"]
+           "advance_in_runs", "first_held", "late_rows", "no_rows", "sort_out", "split_late",
+           "step", "unless_idle", "wake_ms"]
 
 TIME_US = "__qre_time_us"
 """The column of event times in microseconds since the epoch (watermark comparisons)."""
@@ -209,7 +209,7 @@ class Checkpoint:
     state: KeyState
 
 
-def _first_held(state: KeyState, rules: Rules) -> int | None:
+def first_held(state: KeyState, rules: Rules) -> int | None:
     """Optimistic processing with a speculation bound: the stamp (µs) of the key's first
     row held back at the last watermark, or None."""
     assert state.asserted is not None and state.ahead_us is not None
@@ -302,7 +302,7 @@ def wake_ms(state: KeyState, rules: Rules) -> int | None:
     state becomes idle; None if none of these can happen."""
     due = [] if state.pending is None else [rules.due_us(int(_first_waiting(state, rules)))]
     if rules.speculate_us is not None and state.asserted is not None:
-        waits = _first_held(state, rules)  # it is emitted at a release point this close
+        waits = first_held(state, rules)  # it is emitted at a release point this close
         if waits is not None:
             due.append(rules.due_us(waits - rules.speculate_us))
     tick = clocked.next_tick_us(state, rules)

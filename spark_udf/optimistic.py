@@ -133,6 +133,9 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
     rows = concat_rows(out) if out else _changed(keyed.no_rows(plan), INSERT, plan)
     if clocked.silent(nxt, rules) and remaining is None:
         return None, rows
+    if rules.speculate_us is not None and remaining is not None and keyed.first_held(
+            nxt, rules) is not None:
+        return nxt, rows  # idle or not, the key's timer emits what it holds back
     return keyed.unless_idle(nxt, rules, rules.effective(watermark_us)), rows
 
 

@@ -40,10 +40,10 @@ SPECULATE = st.sampled_from([None, None, 0, 2])
 """How far past the release point rows are emitted (s): no bound, final rows only, 2 s."""
 
 
-def rules(m: Monitor, lateness: int = 0, every: int = 256, speculate: int | None = None
-          ) -> Rules:
-    return Rules(True, None, "flag", lateness * US, m.clock, is_timed(m), US, "integral",
-                 optimistic=True, checkpoint_every=every,
+def rules(m: Monitor, lateness: int = 0, every: int = 256, speculate: int | None = None,
+          ttl: int | None = None) -> Rules:
+    return Rules(True, None if ttl is None else ttl * US, "flag", lateness * US, m.clock,
+                 is_timed(m), US, "integral", optimistic=True, checkpoint_every=every,
                  speculate_us=None if speculate is None else speculate * US)
 
 
@@ -196,8 +196,21 @@ def test_the_barrier_releases_the_pessimistic_rows(text, batches, delay, latenes
     """Issue 22, point 5: the changelog through the sink barrier, released after each
     micro-batch up to the point its watermark makes final, is the pessimistic policy's
     output (with allowed lateness: each window's last row, as it settles)."""
+    check_barrier(text, batches, delay, lateness, every, speculate)
+
+
+def test_an_idle_key_keeps_the_rows_it_holds_back():
+    """With allowed lateness, a window closed by the watermark is emitted before it is
+    final; with ``speculate`` 0 it is held back instead, and an idle key (ttl) keeps it
+    until its timer emits it."""
+    idle = _batches([(0, 10, "a", 1.0)], *([(1, t, "a", 1.0)] for t in (19, 20, 21, 40)))
+    check_barrier("aggregate(sum(cur.v), 4s, 2s)", idle, 5, 3, 256, 0, ttl=1)
+
+
+def check_barrier(text: str, batches: list[pd.DataFrame], delay: int, lateness: int,
+                  every: int, speculate: int | None, ttl: int | None = None) -> None:
     m = qre("alphabet a, b; " + text)
-    optimistic = rules(m, lateness, every, speculate)
+    optimistic = rules(m, lateness, every, speculate, ttl)
     marks: list[tuple[int, int]] = []
     rows, _ = simulate(m, batches, optimistic, delay, marks=marks)
     barrier, released, done = Barrier(time="t"), [], 0
