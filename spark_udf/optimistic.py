@@ -201,8 +201,9 @@ def _replay(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, base: C
 
 def _changed(frame: pd.DataFrame, change: str, plan: Plan) -> pd.DataFrame:
     """``frame`` with the change column (after the late flag), without the stamps."""
-    return frame.drop(columns=clocked.ROW_US, errors="ignore").assign(
-        **{plan.added(CHANGE): change})
+    if clocked.ROW_US in frame:  # (drop copies the frame: only with a speculation bound)
+        frame = frame.drop(columns=clocked.ROW_US)
+    return frame.assign(**{plan.added(CHANGE): change})
 
 
 def _some(frames: list[pd.DataFrame | None]) -> pd.DataFrame | None:
