@@ -155,6 +155,13 @@ class Rules:
             return effective
         return effective // self.period_us * self.period_us - 1
 
+    def emitted_us(self, watermark_us: int) -> int:
+        """Optimistic processing with a speculation bound: the latest stamp of the rows
+        emitted at Spark's watermark ``watermark_us`` (the release point plus the bound)."""
+        release_us = self.release_us(watermark_us)
+        assert release_us is not None and self.speculate_us is not None
+        return release_us + self.speculate_us
+
     def due_us(self, time_us: int) -> int:
         """The effective watermark at which an event at ``time_us`` is released."""
         if self.clock is None or self.clock.session:
@@ -213,10 +220,8 @@ def first_held(state: KeyState, rules: Rules) -> int | None:
     """Optimistic processing with a speculation bound: the stamp (µs) of the key's first
     row held back at the last watermark, or None."""
     assert state.asserted is not None and state.ahead_us is not None
-    release_us = rules.release_us(state.ahead_us)
-    assert release_us is not None and rules.speculate_us is not None
     stamps = state.asserted[clocked.ROW_US].to_numpy()
-    held = stamps[stamps > release_us + rules.speculate_us]
+    held = stamps[stamps > rules.emitted_us(state.ahead_us)]
     return int(held.min()) if len(held) else None
 
 

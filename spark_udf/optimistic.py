@@ -106,7 +106,7 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
                    n} - {base.position})
     points, fresh = _replay(plan, rules, m, engine, key, base, merged, cuts, watermark_us)
     before = state.asserted
-    retracted, inserted = _changes(rules, state, base.rows, fresh, release_us)
+    retracted, inserted = _changes(rules, state, base.rows, fresh, watermark_us)
     asserted = _some([None if before is None else before.iloc[:base.rows], fresh])
     # Settle at the latest checkpoint at or before the release point: the events after
     # it stay pending until a later one (nothing runs twice to settle); all of them, once
@@ -140,17 +140,17 @@ def step(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, state: Key
 
 
 def _changes(rules: Rules, state: KeyState, kept: int, fresh: pd.DataFrame | None,
-             release_us: int) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+             watermark_us: int) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
     """The rows to retract and to insert when the key's asserted rows after the first
-    ``kept`` are replaced by ``fresh``: with a speculation bound, the rows emitted
-    (stamped at most that far past the release point, the last one's and this one's)."""
+    ``kept`` are replaced by ``fresh`` at Spark's ``watermark_us``: with a speculation
+    bound, of the rows emitted (:meth:`~spark_udf.keyed.Rules.emitted_us`) at the last
+    watermark and at this one."""
     before = state.asserted
     old = None if before is None else before.iloc[kept:]
     if rules.speculate_us is None:
         return row_changes(old, fresh)
-    bound_us = release_us + rules.speculate_us
-    bound_before = (None if state.ahead_us is None
-                    else rules.release_us(state.ahead_us) + rules.speculate_us)
+    bound_us = rules.emitted_us(watermark_us)
+    bound_before = None if state.ahead_us is None else rules.emitted_us(state.ahead_us)
     retracted, inserted = row_changes(_emitted(old, bound_before), _emitted(fresh, bound_us))
     if before is None or bound_before is None:
         return retracted, inserted
@@ -175,10 +175,15 @@ def _merged(plan: Plan, pending: pd.DataFrame | None, events: pd.DataFrame | Non
     n_old = 0 if pending is None else len(pending)
     if events is None or not len(events):
         return pending, n_old, 0
-    both = events if pending is None else pd.concat([pending, events], ignore_index=True)
+    both = (pd.concat([pending, events], ignore_index=True) if n_old
+            else events.reset_index(drop=True))
     order = order_of(both, plan)
     changed_at = int(np.argmax(order >= n_old))
-    return both.take(order).reset_index(drop=True), changed_at, len(events)
+    if (order[1:] > order[:-1]).all():  # arrived in order (the common case): no gather
+        return both, changed_at, len(events)
+    merged = both.take(order)
+    merged.index = pd.RangeIndex(len(merged))  # (a new frame: no copy, as reset_index makes)
+    return merged, changed_at, len(events)
 
 
 def _replay(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, base: Checkpoint,
