@@ -788,10 +788,10 @@ def _optimize_seconds(n: int) -> float:
 
 
 def test_optimize_is_fast_on_large_dts():
-    """A guard against quadratic passes: 4x the states take about 6x the time here (a
+    """A guard against quadratic passes: 4x the states take 4.4x to 4.9x the time here (a
     quadratic pass, 16x: minutes at 12k states). A ratio measured in one run, because a
     wall-clock bound failed on a slow, loaded machine (4.8 s against 4 s, for a pass that
-    takes about 1.4 s alone)."""
+    takes about 0.7 s alone without the garbage collector)."""
     small = _optimize_seconds(500)
     large = _optimize_seconds(2000)  # 12k states, 14k transitions
     assert large < 10 * small, (f"optimize took {large:.2f}s on 12k states, "
