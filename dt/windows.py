@@ -62,10 +62,10 @@ from dataclasses import dataclass
 
 from .builder import Builder
 from .errors import DTError
-from .model import DT, EPS, Facts
-from .terms import Const, Term, Var
+from .model import DT, EPS, INIT, Facts
+from .terms import Const, Cur, Term, Var
 
-__all__ = ["MAX_SLOTS", "START", "TICK", "Fold", "event_fold", "running_fold",
+__all__ = ["MAX_SLOTS", "START", "TICK", "Fold", "event_fold", "field_signal", "running_fold",
            "window_aggregate"]
 
 MAX_SLOTS = 1_000
@@ -252,3 +252,21 @@ def _update(b: Builder, tag: str, fold: Fold, regs: tuple[str, ...], start: Term
     here, _ = fold.renamed(regs, start)
     for q, u in zip(regs, fold.updates(tag), strict=True):
         b.add(tag, [Var(s) for s in regs], q, u.substitute(here))
+
+
+def field_signal(alphabet: Iterable[str], field: str, empty: float) -> DT:
+    """A signal that a stage before the DT computes (issue 23: a sliding window's
+    aggregate, :mod:`dt.window_aggregates`): after every event, of any tag, the event's
+    field ``field``; on the empty word, ``empty``.
+
+    Two states ``i ⇉ f``: ``(init, {i'}, f', empty)`` and per tag ``(σ, {}, f',
+    cur.field)``. Defined on every word. A top-level query (its value does not restart
+    with a split's restart: it reads the key's whole stream), so no facts.
+    """
+    alphabet = tuple(alphabet)
+    b = Builder(alphabet)
+    i, f = b.state("i"), b.state("f")
+    b.add(INIT, [Var(i, primed=True)], f, Const(float(empty)))
+    for tag in alphabet:
+        b.add(tag, [], f, Cur(field))
+    return b.freeze([i], [f])

@@ -85,7 +85,8 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
                           None if window is None else window.size)
     return Monitor.from_dt(compiled.value, optimize=optimize, identity=compiled.identity,
                            source=text, clock=clock,
-                           derivation=derivation(typed.derived, typed.alphabet))
+                           derivation=derivation(typed.derived, typed.alphabet),
+                           windows=compiled.windows)
 
 
 def _several(queries: Mapping[str, Query], alphabet: Sequence[str] | None,
@@ -114,8 +115,13 @@ def _several(queries: Mapping[str, Query], alphabet: Sequence[str] | None,
             raise ValueError(f"output {name!r} is a timed query (a window, a clock period "
                              f"or derived tags): compile it alone and run it with run_timed")
     common = typed[names[0]].alphabet  # the same set for all; one order for the DTs
-    parts = [compile_query(t.query, common, lean=_lean(optimize)).value
-             for t in typed.values()]
+    compiled = {name: compile_query(t.query, common, lean=_lean(optimize))
+                for name, t in typed.items()}
+    for name, part in compiled.items():
+        if part.windows:
+            raise ValueError(f"output {name!r} has sliding windows ({part.windows[0].function}"
+                             f"_over): compile it alone")
+    parts = [part.value for part in compiled.values()]
     return Monitor.from_dt(constructions.parallel(*parts), optimize=optimize, outputs=names)
 
 

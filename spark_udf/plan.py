@@ -32,6 +32,7 @@ from qre.runtime.monitor import Monitor, Output, Session
 from qre.runtime.order import Tie, event_order, sortable
 from qre.runtime.output import check_no_collision, result_columns
 from qre.runtime.timed import is_timed, needed_fields
+from qre.runtime.window_fields import check_runnable
 
 __all__ = ["LATE", "START", "Plan", "check_arguments", "concat_rows", "feed_in_runs", "frame_rows",
            "make_plan", "monitor_fingerprint", "nan_for_null", "order_of", "spark_frame",
@@ -143,6 +144,7 @@ def check_arguments(caller: str, monitor: Any, key: Any, time: Any, tag: Any, va
         if not (isinstance(names, Sequence) and all(isinstance(n, str) for n in names)):
             raise TypeError(f"{caller}: {role} must be a column name or a list of them, not "
                             f"{type(names).__name__}")
+    check_runnable(monitor, caller)  # sliding windows: not kept in Spark's state yet
     monitor.resolve_engine(engine)  # an unknown engine: a ValueError naming it
     if not isinstance(unknown_tags, str) or unknown_tags not in ("error", "skip"):
         raise ValueError(f"{caller}: unknown_tags must be 'error' or 'skip', got "

@@ -90,8 +90,9 @@ def test_nan_and_inf_data_are_ordinary_values():
          "give that side a default, e.g. fill_with(atom(a, cur), const(0))", 1, 18),
         ("or(fill(atom(a, cur)), atom(a, cur))", QreTypeError, "only at the top level", 1, 4),
         ("hist(atom(a, cur))", QreTypeError, "temporal", 1, 6),
-        ("alphabet a;\nhist(window(101, cur, +) > const(0))", QreSyntaxError,
-         "more than 100 events", 2, 6),
+        ("alphabet a;\nhist(window(101, cur, +) > const(0))", QreTypeError,
+         "sum_over(101, cur) instead", 2, 6),
+        ("alphabet a;\nwindow(101, cur, *)", QreSyntaxError, "takes op +, min or max", 2, 1),
         ("atom(c, cur)", None, None, None, None),
     ],
 )

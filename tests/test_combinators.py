@@ -259,7 +259,7 @@ BAD = [
     (lambda: q.window(0, "cur", "+"), r"window: k must be a positive integer, not 0"),
     (lambda: q.avg_last(2.5, "cur"), r"avg_last: k must be a positive integer, not 2.5"),
     (lambda: q.avg_last(math.inf, "cur"), r"avg_last: k must be a positive integer"),
-    (lambda: q.avg_last(101, "cur"), r"windows of more than 100 events are not supported"),
+    (lambda: q.window(101, "cur", "*"), r"more than 100 events takes op \+, min or max"),
     # programs
     (lambda: q.program(q.ref("s")), r"program: the query refers to 's', which no earlier let"),
     (lambda: q.program(q.count(), lets=[("s", q.ref("s"))]), r"let of 's' refers to 's'"),

@@ -11,6 +11,9 @@ run from any installation, not only from a checkout. The files:
 ``last_five.qre``          is the mean of the last five readings more than two
                            standard deviations above the mean so far? (§5.3)
 ``last_five_core.qre``     the same query in core syntax, without sugar
+``two_days.qre``           is the mean of the last five readings always more than
+                           two standard deviations above the mean over the last
+                           two days? (§5.3 exactly as stated: sliding windows)
 =========================  ===================================================
 
 >>> read_text("failed_since_ok.qre").splitlines()[1]
@@ -26,7 +29,7 @@ from pathlib import Path
 __all__ = ["NAMES", "as_file", "read_text"]
 
 NAMES = ("events.csv", "running_sum.json", "logins.csv", "failed_since_ok.qre",
-         "last_five.qre", "last_five_core.qre")
+         "last_five.qre", "last_five_core.qre", "two_days.qre")
 """The bundled files."""
 
 

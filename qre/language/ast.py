@@ -26,6 +26,9 @@ Three kinds of query (Figure 26):
   :class:`BoundedPast` (their metric-bounded forms, issue 21 §2, with a
   :class:`PastBound`).
 
+Signals over sliding windows (issue 23): :class:`WindowSignal` (``avg_over(2d, cur)``,
+a top-level query defined on every word) with its :class:`WindowSize`.
+
 Plus :class:`Name` (a reference to a ``let``-bound query) and
 :class:`Program` (the alphabet declaration, the bindings and the final query).
 
@@ -57,6 +60,7 @@ __all__ = [
     "PAST_OPERATORS",
     "SIGNAL_FUNCTIONS",
     "WINDOW_FUNCTIONS",
+    "WINDOW_SIGNALS",
     "Aggregate",
     "Arith",
     "Atom",
@@ -100,6 +104,8 @@ __all__ = [
     "TagDecl",
     "WindowFold",
     "WindowFunction",
+    "WindowSignal",
+    "WindowSize",
     "query_size",
 ]
 
@@ -560,6 +566,62 @@ class PatternWithin:
     span: Span | None = _NO_SPAN
 
 
+WINDOW_SIGNALS = ("count", "sum", "avg", "min", "max", "median", "quantile", "distinct")
+"""The aggregates of a sliding window at every event, written ``NAME_over(size, …)``
+(:class:`WindowSignal`; :mod:`dt.window_aggregates` defines each one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class WindowSize:
+    """A sliding window's extent: ``amount`` nanoseconds of event time (the window
+    (now − amount, now]), or with ``events`` the last ``amount`` events."""
+
+    amount: int
+    events: bool
+
+    def __post_init__(self) -> None:
+        if self.amount < 1:
+            raise ValueError("a window's size is a positive duration or number of events")
+
+
+@dataclass(frozen=True, slots=True)
+class WindowSignal:
+    """``NAME_over(size, t)`` (``count_over(size)``, ``quantile_over(size, t, p)``): the
+    aggregate of t over the key's events in a sliding window ending at the current step
+    (issue 23): the events of the last ``size`` of event time, the current one
+    included, or the last ``size.amount`` events. A top-level query defined on every
+    word (an empty window has the aggregate's empty value: 0 for count and sum, NaN for
+    avg, median and quantile, inf for min, -inf for max); a window store computes it
+    before the DT (:mod:`qre.runtime.window_fields`)."""
+
+    function: str
+    size: WindowSize
+    arg: Term | None = None
+    p: float | None = None
+    span: Span | None = _NO_SPAN
+    partial: bool = False
+    """⊥ until the window holds ``size`` events: ``avg_last(k, t)`` and ``window(k, t,
+    op)`` for op + min max, k beyond :data:`qre.language.sugar.MAX_WINDOW` (their meaning
+    is the expansion's, with the sum exact, computed by the window store)."""
+
+    def __post_init__(self) -> None:
+        if self.partial and not (self.size.events and self.function in ("sum", "avg", "min",
+                                                                         "max")):
+            raise ValueError("only sum, avg, min and max over a number of events are partial")
+        if self.function not in WINDOW_SIGNALS:
+            raise ValueError(f"unknown window aggregate {self.function!r}; known: "
+                             f"{', '.join(WINDOW_SIGNALS)}")
+        if (self.arg is None) != (self.function == "count"):
+            raise ValueError("count_over(size) takes no term" if self.function == "count"
+                             else f"{self.function}_over(size, t) takes one term")
+        if (self.p is None) != (self.function != "quantile"):
+            raise ValueError("quantile_over(size, t, p) takes a probability p"
+                             if self.function == "quantile"
+                             else f"{self.function}_over takes no probability")
+        if self.p is not None and not 0.0 <= self.p <= 1.0:
+            raise ValueError(f"a quantile's p is between 0 and 1, not {self.p}")
+
+
 Pattern = PatternTag | PatternSeq | PatternOr | PatternAnd | PatternPlus | PatternWithin
 
 
@@ -628,7 +690,7 @@ class Name:
 
 Query = (Atom | Eps | Or | Split | Iter | Combine | PrefixSum | RunningFold | Fill | FillWith
          | Arith | SignalFunction | Compare | BoolOp | Not | Prev | Hist | Once | Since
-         | BoundedPast | Name | Aggregate | Matches)
+         | BoundedPast | WindowSignal | Name | Aggregate | Matches)
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,11 @@ where the text name is a Python builtin): ``any_(t)`` is ``any(t)``,
 ``sum_(t)`` is ``sum(t)``, ``max_(t)``/``min_(t)`` are ``max(t)``/``min(t)``;
 ``any_word()``, ``const(c)``, ``count()``,
 ``avg(t)``, ``var(t)``, ``std(t)``, ``last(t)``, ``window(k, t, op)`` and
-``avg_last(k, t)`` keep their names; ``is_(tag)`` is ``is(tag)``. Each returns the core
+``avg_last(k, t)`` keep their names; ``is_(tag)`` is ``is(tag)``; the sliding windows
+(issue 23) ``count_over(size)``, ``sum_over(size, t)``, ``avg_over(size, t)``,
+``min_over(size, t)``, ``max_over(size, t)``, ``median_over(size, t)``,
+``distinct_over(size, t)`` and ``quantile_over(size, t, p)`` take a size in events (an
+int) or a duration (``"2d"``). Each returns the core
 expansion that the text form stands for (see :mod:`qre.language.sugar` for the table).
 
 Arguments, as in the text:
@@ -104,9 +108,12 @@ __all__ = [
     "atom",
     "avg",
     "avg_last",
+    "avg_over",
     "combine",
     "const",
     "count",
+    "count_over",
+    "distinct_over",
     "div",
     "eps",
     "eq",
@@ -129,13 +136,17 @@ __all__ = [
     "lor",
     "lt",
     "max_",
+    "max_over",
+    "median_over",
     "min_",
+    "min_over",
     "mul",
     "once",
     "or_",
     "prefix_sum",
     "prev",
     "program",
+    "quantile_over",
     "ref",
     "signal",
     "since",
@@ -143,6 +154,7 @@ __all__ = [
     "std",
     "sub",
     "sum_",
+    "sum_over",
     "var",
     "window",
     "wsince",
@@ -223,9 +235,6 @@ def _count(value: object, where: str) -> int:
     k = _number(value, where, "k")
     if not (k >= 1 and k.is_integer()):
         raise _error(where, f"k must be a positive integer, not {_show(value)}")
-    if k > _sugar.MAX_WINDOW:
-        raise _error(where, f"windows of more than {_sugar.MAX_WINDOW} events are not "
-                            f"supported (got {int(k)})")
     return int(k)
 
 
@@ -793,9 +802,73 @@ def is_(tag: str) -> ast.Query:
 
 def window(k: int, t: TermLike, op: OpLike) -> ast.Query:
     """``window(k, t, op)``: ``op`` folded over ``t`` on the last ``k`` events."""
-    return _sugar.window(_count(k, "window"), _sugar_term(t, "window"), _op(op, "window"))
+    args = _count(k, "window"), _sugar_term(t, "window"), _op(op, "window")
+    try:
+        return _sugar.window(*args)
+    except ValueError as err:  # beyond 100 events an op other than + min max
+        raise _error("window", str(err)) from None
 
 
 def avg_last(k: int, t: TermLike) -> ast.Query:
     """``avg_last(k, t)``: the mean of ``t`` over the last ``k`` events."""
     return _sugar.avg_last(_count(k, "avg_last"), _sugar_term(t, "avg_last"))
+
+
+def _window_size(value: object, where: str) -> ast.WindowSize:
+    """A sliding window's size: a number of events (an int ≥ 1) or a duration (``"2d"``)."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 1:
+        return ast.WindowSize(value, events=True)
+    if isinstance(value, str) and (match := _DURATION.fullmatch(value)) and \
+            (ns := _duration(match[1], match[2])) is not None and ns >= 1:
+        return ast.WindowSize(ns, events=False)
+    raise _error(where, f"size must be a number of events (an int ≥ 1) or a duration such as "
+                        f"'2d' (units {', '.join(UNIT_NS)}), not {_show(value)}")
+
+
+def _over(function: str, size: object, t: TermLike | None = None,
+          p: float | None = None) -> ast.WindowSignal:
+    where = f"{function}_over"
+    return ast.WindowSignal(function, _window_size(size, where),
+                            None if t is None else _sugar_term(t, where),
+                            None if p is None else _number(p, where, "p"))
+
+
+def count_over(size: int | str) -> ast.WindowSignal:
+    """``count_over(size)``: the number of events in the sliding window (issue 23)."""
+    return _over("count", size)
+
+
+def sum_over(size: int | str, t: TermLike) -> ast.WindowSignal:
+    """``sum_over(size, t)``: the sum of ``t`` over the sliding window (exact, rounded once)."""
+    return _over("sum", size, t)
+
+
+def avg_over(size: int | str, t: TermLike) -> ast.WindowSignal:
+    """``avg_over(size, t)``: the mean of ``t`` over the sliding window:
+    ``avg_over("2d", "cur")`` is the mean of the last two days' events."""
+    return _over("avg", size, t)
+
+
+def min_over(size: int | str, t: TermLike) -> ast.WindowSignal:
+    """``min_over(size, t)``: the least ``t`` in the sliding window."""
+    return _over("min", size, t)
+
+
+def max_over(size: int | str, t: TermLike) -> ast.WindowSignal:
+    """``max_over(size, t)``: the greatest ``t`` in the sliding window."""
+    return _over("max", size, t)
+
+
+def median_over(size: int | str, t: TermLike) -> ast.WindowSignal:
+    """``median_over(size, t)``: the median of ``t`` over the sliding window."""
+    return _over("median", size, t)
+
+
+def quantile_over(size: int | str, t: TermLike, p: float) -> ast.WindowSignal:
+    """``quantile_over(size, t, p)``: the p-quantile of ``t`` over the sliding window."""
+    return _over("quantile", size, t, p)
+
+
+def distinct_over(size: int | str, t: TermLike) -> ast.WindowSignal:
+    """``distinct_over(size, t)``: the number of distinct values of ``t`` in the window."""
+    return _over("distinct", size, t)

@@ -64,6 +64,12 @@ value, so Theorem 5.5's facts carry over):
   constructions only write its initial states and read its final states.
   ``lean=None`` builds the constructions of §5.2 exactly as printed.
 
+A sliding window (``avg_over(2d, cur)``, issue 23) is :func:`dt.windows.field_signal`:
+the DT reads its value at each step as the field :func:`window_field` (k), which a
+window store fills before the DT (:mod:`qre.runtime.window_fields`); ``compile_query``
+lists the query's windows in :attr:`Compiled.windows` and makes the DT read plain
+``cur`` as the field :data:`PLAIN_FIELD` (a DT reads cur or fields, not both).
+
 A window aggregate (a whole query) is the direct construction of
 :func:`dt.windows.window_aggregate` with the fold of its function
 (:func:`qre.language.sugar.window_fold`, or :func:`qre.language.patterns.window_pattern` for
@@ -75,7 +81,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from dt import constructions as c
 from dt.functions import DataFunction, FunctionEntry
@@ -84,13 +90,15 @@ from dt.model import DT
 from dt.support import support
 from dt.terms import Apply, Const, Cur, Term, Var
 from dt.values import Status
-from dt.windows import event_fold, running_fold, window_aggregate
+from dt.window_aggregates import aggregate_values
+from dt.windows import event_fold, field_signal, running_fold, window_aggregate
 
 from . import ast
+from .event_data import PLAIN_FIELD, window_field
 from .patterns import CLOCK_FIELD, duration_field, event_pattern, window_pattern
 from .sugar import window_fold
 
-__all__ = ["LEAN_STATES", "Compiled", "Compiler", "compile_query"]
+__all__ = ["LEAN_STATES", "Compiled", "Compiler", "compile_query", "window_empty"]
 
 LEAN_STATES = 64
 """An intermediate DT with more states than this is optimized as soon as it is built
@@ -101,10 +109,13 @@ in a cyclic input's, so even a 37-state identity DT became an 8,215-state suppor
 
 @dataclass(frozen=True)
 class Compiled:
-    """A_α (value) and I_α (identity, equivalent to A_α); I is None above base level."""
+    """A_α (value) and I_α (identity, equivalent to A_α); I is None above base level.
+    ``windows``: a whole query's sliding windows (issue 23), the k-th read by its DT as
+    the field :func:`window_field` (k)."""
 
     value: DT
     identity: DT | None = None
+    windows: tuple[ast.WindowSignal, ...] = ()
 
 
 def compile_query(query: ast.Query, alphabet: Sequence[str], *,
@@ -112,8 +123,33 @@ def compile_query(query: ast.Query, alphabet: Sequence[str], *,
     """Compile a resolved, well-typed query over ``alphabet`` (see module docstring).
 
     ``lean``: optimize every intermediate DT of more states than this (None: never).
+    A query with sliding windows reads plain ``cur`` as the field :data:`PLAIN_FIELD`.
     """
-    return Compiler(tuple(alphabet), lean=lean).compile(query)
+    compiler = Compiler(tuple(alphabet), lean=lean)
+    compiled = compiler.compile(query)
+    if not compiler.windows:
+        return compiled
+    return Compiled(_plain_cur_as_field(compiled.value), None, tuple(compiler.windows))
+
+
+def window_empty(q: ast.WindowSignal) -> float:
+    """A sliding window's value on an empty window (and on the empty word)."""
+    return aggregate_values((), q.function, 0.5 if q.p is None else q.p)
+
+
+def _plain_cur_as_field(dt: DT) -> DT:
+    """``dt`` with every read of plain ``cur`` made a read of :data:`PLAIN_FIELD`."""
+    def term(t: Term) -> Term:
+        if isinstance(t, Cur):
+            return Cur(PLAIN_FIELD) if t.field is None else t
+        if isinstance(t, Apply):
+            return Apply(t.op, tuple(term(a) for a in t.args))
+        return t
+
+    if not dt.reads_scalar_cur:
+        return dt
+    moved = tuple(replace(tr, term=term(tr.term)) for tr in dt.transitions)
+    return DT(dt.alphabet, dt.states, dt.initial, dt.final, moved, dt.facts)
 
 
 def _g(inputs: Sequence[str], term: Term | float) -> DataFunction:
@@ -157,6 +193,8 @@ class Compiler:
         self.alphabet = alphabet
         self.lean_states = lean
         self._done: dict[int, tuple[ast.Query, Compiled]] = {}
+        self.windows: list[ast.WindowSignal] = []
+        """The sliding windows met so far, distinct by value: the k-th is field k."""
 
     def compile(self, q: ast.Query) -> Compiled:
         """(A_α, I_α) of ``q``, or (A_β, None) above base level."""
@@ -309,6 +347,14 @@ class Compiler:
     def _matches(self, q: ast.Matches) -> Compiled:
         fold, start = event_pattern(q, self.alphabet)
         return Compiled(event_fold(self.alphabet, fold, start))
+
+    def _windowsignal(self, q: ast.WindowSignal) -> Compiled:
+        """A sliding window (issue 23): a window store computes its value at each step
+        before the DT (:mod:`qre.runtime.window_fields`); the DT reads it as a field."""
+        if q not in self.windows:
+            self.windows.append(replace(q, span=None))
+        k = self.windows.index(q)
+        return Compiled(field_signal(self.alphabet, window_field(k), window_empty(q)))
 
     # ------------------------------------------------------------------ temporal φ
 

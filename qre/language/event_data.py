@@ -10,6 +10,10 @@ A time-bounded past operator (``once[0s, 10s](φ)``, issue 21 §2) reads the eve
 time as a field of the record a timed run passes (:mod:`qre.language.patterns`), so
 it counts as reading a field: its operands read ``cur.x``, not ``cur``.
 
+A query with sliding windows (``avg_over(2d, cur)``, issue 23) reads their values as
+fields a window store adds (:func:`window_field`), and plain ``cur`` as the field
+:data:`PLAIN_FIELD`: those names are the DT's, never the user's.
+
 Cost: one pass over the query's nodes (each shared node once: ``let`` may share).
 """
 
@@ -22,7 +26,20 @@ from dt.terms import Term
 from .ast import BoundedPast, Span
 from .errors import QreTypeError
 
-__all__ = ["check_event_data"]
+__all__ = ["PLAIN_FIELD", "WINDOW_FIELD_PREFIX", "check_event_data", "window_field"]
+
+WINDOW_FIELD_PREFIX = "__window"
+"""The fields that carry the sliding windows' values to the DT (:func:`window_field`)."""
+
+PLAIN_FIELD = "__cur"
+"""The field a query with sliding windows reads plain ``cur`` as: its events become
+records (the windows' values beside the data), and a DT reads cur or fields, not both."""
+
+
+def window_field(k: int) -> str:
+    """The field holding the k-th sliding window's value at each step (issue 23)."""
+    return f"{WINDOW_FIELD_PREFIX}{k}"
+
 
 
 def check_event_data(query: object) -> None:

@@ -112,6 +112,7 @@ from .ast import (
     TagDecl,
     WindowFold,
     WindowFunction,
+    WindowSize,
 )
 from .clock import UNIT_NS, duration_ns
 from .errors import QreError, QreSyntaxError
@@ -141,7 +142,7 @@ class SugarArg:
     or an operation (a bare ``min``, ``max``, ``fst``, ``snd``, ``+``, ``*`` or a
     lambda), with its place in the text."""
 
-    value: Term | Op
+    value: Term | Op | WindowSize
     span: Span | None = field(default=None, compare=False)
 
 
@@ -205,11 +206,18 @@ def _param_kind(annotation: object) -> str:
         return text
     if text == "str":
         return "tag"
+    if text.split(".")[-1] == "WindowSize":
+        return "size"
     return "op" if text.split(".")[-1] in ("Op", "BuiltinOp", "Lambda") else "term"
 
 
 def _sugar_value(arg: SugarArg, kind: str, param: str, usage: str) -> object:
     value = arg.value
+    if kind == "size":
+        return _window_size(value, param, usage, arg.span)
+    if isinstance(value, WindowSize):
+        raise QreSyntaxError(f"{usage}: {param} is a {'term' if kind == 'term' else kind}, "
+                             "not a duration", span=arg.span)
     if kind == "op":
         if not isinstance(value, BuiltinOp | Lambda):
             raise QreSyntaxError(f"{usage}: {param} is an operation (+, *, min, max, fst, snd "
@@ -231,6 +239,17 @@ def _sugar_value(arg: SugarArg, kind: str, param: str, usage: str) -> object:
         what = "an integer" if kind == "int" else "a number"
         raise QreSyntaxError(f"{usage}: {param} must be {what}", span=arg.span)
     return int(value.value) if kind == "int" else value.value
+
+
+def _window_size(value: object, param: str, usage: str, span: Span | None) -> WindowSize:
+    """A sliding window's size: a duration as written (``2d``), or a positive whole
+    number of events."""
+    if isinstance(value, WindowSize):
+        return value
+    if isinstance(value, Const) and float(value.value).is_integer() and value.value >= 1:
+        return WindowSize(int(value.value), events=True)
+    raise QreSyntaxError(f"{usage}: {param} is a duration (2d, 10min) or a positive whole "
+                         f"number of events", span=span)
 
 
 SUGAR.update({name: sugar_macro(name, fn) for name, fn in SUGAR_FORMS.items()})
@@ -707,6 +726,8 @@ class _Converter:
         span = _span(tree)
         if _kind(tree) in ("op_symbol", "lambda"):
             return SugarArg(self.op(tree, depth), span)
+        if _kind(tree) == "duration":
+            return SugarArg(WindowSize(self.duration(tree), events=False), span)
         (expr,) = tree.children
         if isinstance(expr, lark.Tree) and str(expr.data).endswith("var"):
             name = str(expr.children[0])

@@ -67,6 +67,7 @@ from .ast import (
     Split,
     TagDecl,
     WindowFunction,
+    WindowSignal,
 )
 from .clock import format_duration
 from .parser import KEYWORDS
@@ -174,6 +175,22 @@ def bound_text(bound: PastBound) -> str:
     return f"[{end(bound.lo)}, {'inf' if bound.hi is None else end(bound.hi)}]"
 
 
+_PARTIAL_FORMS = {"avg": "avg_last({k}, {t})", "sum": "window({k}, {t}, +)",
+                  "min": "window({k}, {t}, min)", "max": "window({k}, {t}, max)"}
+"""The text of a partial window (:func:`qre.language.sugar.stored_last_k`)."""
+
+
+def _window_signal(q: WindowSignal) -> str:
+    """``NAME_over(size[, t][, p])``: the size a duration or a number of events; a partial
+    window as the ``avg_last`` or ``window`` it stands for."""
+    if q.partial:
+        return _PARTIAL_FORMS[q.function].format(k=q.size.amount, t=q.arg)
+    size = str(q.size.amount) if q.size.events else format_duration(q.size.amount)
+    args = [size, *([] if q.arg is None else [str(q.arg)]),
+            *([] if q.p is None else [_init(q.p)])]
+    return f"{q.function}_over({', '.join(args)})"
+
+
 def _matches(q: Matches) -> str:
     return f"{'matches' if q.count else 'matched'}({_pattern(q.pattern)})"
 
@@ -236,6 +253,8 @@ def _query(q: Query) -> str:
         return _aggregate(q)
     if isinstance(q, Matches):
         return _matches(q)
+    if isinstance(q, WindowSignal):
+        return _window_signal(q)
     if isinstance(q, FillWith):
         return f"fill_with({_query(q.body)}, {_query(q.default)})"
     if isinstance(q, SignalFunction):

@@ -39,6 +39,8 @@ prev(φ)            ``φ(w[:-1])`` if ``w ≠ ε``, else 0
 hist, once, since  the past-time operators on finite traces, see :func:`_scan`
 op[lo, hi]         the same over the events at a distance in [lo, hi] back,
                    ε excluded (issue 21 §2), see :func:`_bounded_past`
+NAME_over(size, t) the aggregate of t over the events of the window ending now
+                   (issue 23), recomputed from the word: :func:`_window_signal`
 =================  =========================================================
 
 Booleans from partial signals (issue 21): a comparison is lifted like every
@@ -60,8 +62,10 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 
-from dt.terms import OPS, EventValue, Var, evaluate_term
+from dt.terms import OPS, Const, EventValue, Var, evaluate_term
 from dt.values import BOT, TOP, XValue, is_defined, lift, union
+from dt.window_aggregates import aggregate_values
+from dt.windows import TICK
 
 from .ast import (
     ANY_TAG,
@@ -95,8 +99,10 @@ from .ast import (
     SignalFunction,
     Since,
     Split,
+    WindowSignal,
 )
 from .errors import QreTypeError
+from .event_data import PLAIN_FIELD
 from .patterns import CLOCK_FIELD, duration_field
 
 __all__ = ["Word", "apply_op", "meaning", "prefix_meanings", "resolve", "run_program"]
@@ -270,12 +276,21 @@ class _Evaluator:
         return got
 
 
+def _data(event: EventValue) -> EventValue:
+    """The event's data as terms read it: a record that carries one number as the field
+    :data:`PLAIN_FIELD` beside its time fields (a timed word for a query with a time
+    window over plain cur, issue 23) is that number."""
+    if isinstance(event, Mapping) and PLAIN_FIELD in event:
+        return event[PLAIN_FIELD]
+    return event
+
+
 def _atom(ev: _Evaluator, q: Atom, i: int, j: int) -> XValue:
     """atom(σ, t)(w) = t[cur := d] if w = [(σ, d)], else ⊥; σ = _ matches any tag."""
     if j - i != 1:
         return BOT
     tag, data = ev.word[i]
-    return evaluate_term(q.term, {}, data) if q.tag in (tag, ANY_TAG) else BOT
+    return evaluate_term(q.term, {}, _data(data)) if q.tag in (tag, ANY_TAG) else BOT
 
 
 def _eps(ev: _Evaluator, q: Eps, i: int, j: int) -> XValue:
@@ -396,7 +411,7 @@ def _running_fold(ev: _Evaluator, q: RunningFold, i: int, j: int) -> XValue:
     registers = [Var(r) for r in q.registers]
     env = dict(zip(registers, q.init, strict=True))
     for _tag, data in ev.word[i:j]:
-        new = [evaluate_term(u, env, data) for u in q.update]
+        new = [evaluate_term(u, env, _data(data)) for u in q.update]
         env = dict(zip(registers, new, strict=True))
     return evaluate_term(q.output, env)
 
@@ -535,6 +550,30 @@ def _distance(ev: _Evaluator, bound: PastBound, k: int, n: int) -> float:
     return now[CLOCK_FIELD] - then[CLOCK_FIELD]
 
 
+def _window_signal(ev: _Evaluator, q: WindowSignal, i: int, j: int) -> XValue:
+    """``NAME_over(size, t)`` by brute force (issue 23): the aggregate
+    (:func:`dt.window_aggregates.aggregate_values`) of t over the events e_k of ``w[i:j]``
+    that fall in the window ending at e_n (n = j − 1): the last ``size`` events
+    (counting only events, not clock ticks), or those with t_n − t_k below the size in δ
+    (the times as the field ``within_clock`` gives them, the size as its duration field
+    ⌈size/δ⌉). Ticks never enter; on ε the window is empty. A partial window
+    (``avg_last(k, t)`` beyond 100 events) is ⊥ until k events have entered."""
+    arg = Const(0.0) if q.arg is None else q.arg
+    entered = [k for k in range(i, j) if ev.word[k][0] != TICK]
+    if j > i and q.size.events:
+        entered = entered[max(0, len(entered) - q.size.amount):]
+    elif j > i:
+        now = ev.word[j - 1][1]
+        assert isinstance(now, Mapping), "a time window reads the event time from a record"
+        size = now[duration_field(q.size.amount)]
+        entered = [k for k in entered
+                   if now[CLOCK_FIELD] - ev.word[k][1][CLOCK_FIELD] < size]  # type: ignore[index]
+    if q.partial and len(entered) < q.size.amount:
+        return BOT  # avg_last(k, t) beyond 100 events: ⊥ before the k-th, as its expansion
+    values = [evaluate_term(arg, {}, _data(ev.word[k][1])) for k in entered]
+    return aggregate_values(values, q.function, 0.5 if q.p is None else q.p)
+
+
 def _name(ev: _Evaluator, q: Name, i: int, j: int) -> XValue:
     raise QreTypeError(f"unresolved name {q.name!r} (resolve the query first)", span=q.span)
 
@@ -560,5 +599,6 @@ _RULES: dict[type, Callable[[_Evaluator, Query, int, int], XValue]] = {
     Once: _once,
     Since: _since,
     BoundedPast: _bounded_past,
+    WindowSignal: _window_signal,
     Name: _name,
 }

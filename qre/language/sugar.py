@@ -29,6 +29,21 @@ form                   expansion                                                
 ``avg_last(k, t)``     ``split(any_word(), W_k(+), (_w, s) -> s / k)``              Σ^≥k
 =====================  ==========================================================  ========
 
+Beyond ``MAX_WINDOW`` (100) events, ``avg_last`` and ``window`` with op ``+``, ``min``
+or ``max`` are not expansions but sliding windows of the window store
+(:func:`stored_last_k`, below), ⊥ before the k-th event like the expansion; they are
+top-level queries (at the top, in arithmetic and comparisons), and their sums are
+exact, rounded once.
+
+Sliding windows at every event (issue 23; :class:`~qre.language.ast.WindowSignal`,
+not expansions: a window store computes them before the DT, so their cost does not
+grow with the window): ``count_over(size)``, ``sum_over(size, t)``, ``avg_over``,
+``min_over``, ``max_over``, ``median_over``, ``distinct_over`` and
+``quantile_over(size, t, p)``, where size is a duration (``2d``: the events of
+(now − 2d, now]) or a number of events (``1000``: the last 1000, fewer at first).
+Top-level queries defined on every word (:mod:`dt.window_aggregates` gives each
+aggregate and its value on an empty window).
+
 Σ⁺ and Σ^≥k queries are undefined on shorter words; ``fill_with(q, d)``
 gives them a default where a comparison needs a value on every word.
 
@@ -77,6 +92,7 @@ written out in each term.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 from dt.terms import Apply, Const, Cur, Term, Var
 from dt.windows import Fold
@@ -85,6 +101,7 @@ from . import ast
 
 __all__ = [
     "MAX_WINDOW",
+    "OVER_FORMS",
     "SUGAR_FORMS",
     "any_event",
     "any_word",
@@ -92,12 +109,15 @@ __all__ = [
     "avg_last",
     "const",
     "count",
+    "count_over",
     "is_tag",
     "last",
+    "quantile_over",
     "running",
     "running_max",
     "running_min",
     "std",
+    "stored_last_k",
     "sum_of",
     "var",
     "variance_fold",
@@ -194,17 +214,37 @@ def last(t: Term) -> ast.Query:
 
 
 MAX_WINDOW = 100
-"""The largest k of ``window``/``avg_last``: the expansion nests k splits, and every
-stage after parsing walks the query recursively (the parser bounds text nesting the
-same way, :data:`qre.language.parser.MAX_DEPTH`)."""
+"""The largest k that ``window``/``avg_last`` expand: the expansion nests k splits, and
+every stage after parsing walks the query recursively (the parser bounds text nesting the
+same way, :data:`qre.language.parser.MAX_DEPTH`). Beyond it, ``avg_last`` and ``window``
+with op + min max are computed by the window store (:func:`stored_last_k`): top-level
+queries, ⊥ before the k-th event as the expansion is, with the sum exact (rounded once)
+where the expansion adds left to right."""
+
+
+_STORED_OPS = {"+": "sum", "min": "min", "max": "max"}
+"""The operations whose ``window(k, t, op)`` beyond :data:`MAX_WINDOW` the window store
+computes (:func:`stored_last_k`)."""
+
+
+def stored_last_k(k: int, t: Term, function: str) -> ast.WindowSignal:
+    """The last k events' ``function`` of t computed by the window store, ⊥ before the
+    k-th event: ``window(k, t, op)`` and ``avg_last(k, t)`` beyond :data:`MAX_WINDOW`
+    (issue 23), a top-level query."""
+    return ast.WindowSignal(function, ast.WindowSize(int(k), events=True), t, partial=True)
+
+
+def _checked_k(k: int) -> None:
+    if k < 1 or int(k) != k:
+        raise ValueError(f"the number of events must be a positive integer, not {k}")
 
 
 def _last_k(k: int, t: Term, op: ast.Op) -> ast.Query:
-    if k < 1 or int(k) != k:
-        raise ValueError(f"the number of events must be a positive integer, not {k}")
+    _checked_k(k)
     if k > MAX_WINDOW:
-        raise ValueError(f"windows of more than {MAX_WINDOW} events are not supported "
-                         f"(got {int(k)}): the expansion nests one split per event")
+        raise ValueError(f"window(k, t, op) of more than {MAX_WINDOW} events takes op +, min "
+                         f"or max (the window store computes those; got {int(k)} events): "
+                         f"the expansion of another op nests one split per event")
     block: ast.Query = any_event(t)
     for _ in range(int(k) - 1):
         block = ast.Split(block, any_event(t), op)
@@ -219,15 +259,52 @@ def is_tag(tag: str) -> ast.Query:
 
 
 def window(k: int, t: Term, op: ast.Op) -> ast.Query:
-    """``window(k, t, op)``: op folded over t on the last k events (defined from k events)."""
+    """``window(k, t, op)``: op folded over t on the last k events (defined from k events);
+    beyond :data:`MAX_WINDOW` events, for op + min max, :func:`stored_last_k`."""
+    _checked_k(k)
+    if k > MAX_WINDOW and isinstance(op, ast.BuiltinOp) and op.symbol in _STORED_OPS:
+        return stored_last_k(k, t, _STORED_OPS[op.symbol])
     return ast.Split(any_word(), _last_k(k, t, op), _SND)
 
 
 def avg_last(k: int, t: Term) -> ast.Query:
-    """``avg_last(k, t)``: the mean of t over the last k events (defined from k events)."""
+    """``avg_last(k, t)``: the mean of t over the last k events (defined from k events);
+    beyond :data:`MAX_WINDOW` events, :func:`stored_last_k`."""
+    _checked_k(k)
+    if k > MAX_WINDOW:
+        return stored_last_k(k, t, "avg")
     lam = ast.Lambda(("_w", "s"), _div(_v("s"), Const(float(k))))
     return ast.Split(any_word(), _last_k(k, t, _PLUS), lam)
 
+
+def _over(function: str) -> Callable[..., ast.WindowSignal]:
+    """The form ``function_over(size, t)``: :class:`ast.WindowSignal` (issue 23)."""
+    def form(size: ast.WindowSize, t: Term) -> ast.WindowSignal:
+        return ast.WindowSignal(function, size, t)
+
+    form.__name__ = form.__qualname__ = f"{function}_over"
+    form.__doc__ = (f"``{function}_over(size, t)``: the {function} of t over the sliding "
+                    f"window of ``size`` ending at each event.")
+    return form
+
+
+def count_over(size: ast.WindowSize) -> ast.WindowSignal:
+    """``count_over(size)``: the number of events in the sliding window of ``size``."""
+    return ast.WindowSignal("count", size)
+
+
+def quantile_over(size: ast.WindowSize, t: Term, p: float) -> ast.WindowSignal:
+    """``quantile_over(size, t, p)``: the p-quantile of t over the sliding window of
+    ``size`` (numpy's linear method)."""
+    return ast.WindowSignal("quantile", size, t, float(p))
+
+
+OVER_FORMS: dict[str, Callable[..., ast.WindowSignal]] = {
+    "count_over": count_over,
+    **{f"{f}_over": _over(f) for f in ast.WINDOW_SIGNALS if f not in ("count", "quantile")},
+    "quantile_over": quantile_over,
+}
+"""The sliding-window signals (issue 23), by text name."""
 
 SUGAR_FORMS = {
     "any": any_event,
@@ -244,6 +321,7 @@ SUGAR_FORMS = {
     "is": is_tag,
     "window": window,
     "avg_last": avg_last,
+    **OVER_FORMS,
 }
 """Text name → the function building its expansion."""
 

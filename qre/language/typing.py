@@ -8,8 +8,9 @@ the rate of every base subquery. Anything that breaks a rule is a
 
 Kinds (Figure 26): *base* quantitative queries α (atom, eps, or, split, iter,
 combine, prefix_sum, and the running fold ``fold(...)``, rate Σ*), *top-level*
-quantitative queries β (α, fill, fill_with, and the arithmetic of signals
-``β1 + β2``, ``-``, ``*``, ``/``: issue 21, beyond Figure 26) and *temporal* queries φ
+quantitative queries β (α, fill, fill_with, the arithmetic of signals
+``β1 + β2``, ``-``, ``*``, ``/``: issue 21, and the sliding windows ``avg_over(2d, t)``:
+issue 23, beyond Figure 26) and *temporal* queries φ
 (comparisons, connectives, prev, hist, once, since, wsince). Base constructs
 take base operands — so fill, fill_with and arithmetic appear only at the top
 level, under a comparison or in arithmetic — comparisons take quantitative
@@ -462,8 +463,27 @@ class _Partial:
     missing: str
 
 
+def _partial_windows(q: object) -> list[ast.WindowSignal]:
+    """The partial sliding windows in ``q`` (``avg_last(k, t)`` beyond 100 events), which
+    are ⊥ before their k-th event although their DT reads a field defined at every step:
+    the runtime makes them ⊥ (:mod:`qre.runtime.window_fields`)."""
+    if isinstance(q, ast.WindowSignal):
+        return [q] if q.partial else []
+    if isinstance(q, tuple):
+        return [w for item in q for w in _partial_windows(item)]
+    if not isinstance(q, ast.Arith | ast.SignalFunction | ast.Compare):
+        return []  # anywhere else a window is refused as not base, or as partial
+    return [w for f in fields(q) if f.name != "span"
+            for w in _partial_windows(getattr(q, f.name))]
+
+
 def _default_hint(q: ast.Query, quoted: str) -> str:
     """How to give ``q`` (``quoted`` in the message) a value wherever it has none."""
+    partial = _partial_windows(q)
+    if partial:
+        w = partial[0]
+        return (f"{w.function}_over({w.size.amount}, {w.arg}) instead (the last "
+                f"{w.size.amount} events, fewer at first: defined on every word)")
     if isinstance(q, ast.Arith):
         return (f"a default for each side of {q.op} that is not defined everywhere, as in "
                 f"fill_with(q, const(0)) {q.op} ...")
@@ -542,6 +562,8 @@ class _Checker:
     def undefined_after(self, q: ast.Query) -> str | None:
         """A shortest word after which ``q`` is ⊥ or ⊤ (formatted), or None if L(q) = Σ*:
         decided on the compiled DT (Theorem 5.2)."""
+        if _partial_windows(q):
+            return fa.format_word(())  # ⊥ on ε: before the k-th event
         dt = self.compiler.compile(q).value
         missing = fa.shortest_word(fa.complement(fa.dt_language(dt, "defined")))
         return None if missing is None else fa.format_word(missing)
@@ -639,6 +661,15 @@ class _Checker:
         return Kind.TOP, None
 
     _signalfunction = _arith
+
+    def _windowsignal(self, q: ast.WindowSignal) -> tuple[Kind, None]:
+        """A sliding window's aggregate after every event (issue 23): a top-level query
+        defined on every word, its term over the events' data only."""
+        if q.arg is not None and q.arg.variables():
+            names = ", ".join(sorted(str(v) for v in q.arg.variables()))
+            raise QreTypeError(f"{q.function}_over's term reads only cur, not {names}",
+                               span=q.span)
+        return Kind.TOP, None
 
     # ------------------------------------------------------------------ temporal
 

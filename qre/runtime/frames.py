@@ -130,7 +130,7 @@ def event_values(m: Monitor, frame: pd.DataFrame, names: list[str]) -> Any:
     from .timed import needed_fields
 
     columns = {name: value_column(frame, name) for name in names}
-    source = m.unoptimized or m.dt
+    source = m._data_reads
     fields = needed_fields(m)
     problem = value_columns_problem(
         fields, source.reads_scalar_cur, names,

@@ -86,6 +86,7 @@ from dt.model import DT
 from dt.terms import EventValue
 from dt.values import XValue, decode, encode
 
+from ..language.ast import WindowSignal
 from ..language.clock import Clock
 from ..language.derive import Derivation
 from ..language.patterns import WITHIN_PREFIX
@@ -95,6 +96,7 @@ from .engines import ENGINES
 from .keys import distinct_objects, group_by_key, key_offsets, stream_ids_beside
 from .order import processing_order, sortable_times
 from .output import Output, check_output_names
+from .window_fields import DataReads, WindowPlan, check_runnable, without
 
 __all__ = ["AUTO_COMPILE_EVENTS", "ENGINES", "SMALL_RUN", "Monitor", "Output", "Session",
            "Stats", "tag_codes"]
@@ -225,12 +227,16 @@ class Monitor:
     output_names: tuple[str, ...] | None = None
     """The outputs' names as the user chose them (None: the DT's final states as given);
     :attr:`outputs` is the one to read."""
+    windows: WindowPlan | None = None
+    """The query's sliding windows (``avg_over(2d, cur)``, issue 23), which a window store
+    computes before the DT (:mod:`qre.runtime.window_fields`); None if it has none."""
 
     @classmethod
     def from_dt(cls, d: DT, alphabet: Sequence[str] | None = None, *, optimize: bool = True,
                 identity: DT | None = None, source: str | None = None,
                 clock: Clock | None = None, derivation: Derivation | None = None,
-                outputs: Sequence[str] | None = None) -> Monitor:
+                outputs: Sequence[str] | None = None,
+                windows: Sequence[WindowSignal] = ()) -> Monitor:
         """A monitor running ``d`` with every initial state set to 0.0 (API.md).
 
         ``alphabet`` fixes the tag order (the meaning of integer tag codes) and
@@ -240,6 +246,8 @@ class Monitor:
         (same outputs, smaller DT); ``m.dt`` is the DT that runs and
         ``m.unoptimized`` the one before. ``identity`` and ``source`` are
         recorded as given, as are ``clock`` and ``derivation`` (see the class docstring).
+        ``windows``: the sliding windows of the query ``d`` was compiled from, in the
+        order of the fields that carry them (:attr:`qre.language.compiler.Compiled.windows`).
         ``outputs`` names the outputs, one per final state in order (default: the final
         states' names in ``d``; the optimizer renames states, not outputs). A DT
         whose terms read both ``cur`` and ``cur.FIELD`` is refused (:class:`dt.DTError`):
@@ -259,9 +267,10 @@ class Monitor:
             if tags != d.alphabet:
                 d = DT(tags, d.states, d.initial, d.final, d.transitions, d.facts)
         names = None if outputs is None else check_output_names(outputs, len(d.final))
+        plan = WindowPlan.of(d, windows) if windows else None
         if not optimize:
             return cls(d, identity, source, clock=clock, derivation=derivation,
-                       output_names=names)
+                       output_names=names, windows=plan)
         from codegen.optimize import optimize as optimize_dt
 
         start = time.perf_counter()
@@ -269,7 +278,7 @@ class Monitor:
         log.info("optimized to %d states (size %d) in %.2f s", len(optimized.states),
                  optimized.size, time.perf_counter() - start)
         return cls(optimized, identity, source, unoptimized=d, clock=clock,
-                   derivation=derivation, output_names=names)
+                   derivation=derivation, output_names=names, windows=plan)
 
     # ------------------------------------------------------------------ properties
 
@@ -394,6 +403,13 @@ class Monitor:
         return self.dt if self.unoptimized is None else self.unoptimized
 
     @property
+    def _data_reads(self) -> DT | DataReads:
+        """What the user's events must carry: the source DT's reads, or with sliding
+        windows their terms' and the rest of the query's (the DT reads the windows'
+        values and plain cur as fields that :attr:`windows` adds)."""
+        return self._source_dt if self.windows is None else self.windows.reads
+
+    @property
     def initial(self) -> tuple[Any, Any]:
         """``(status, value)`` on the empty stream.
 
@@ -459,6 +475,9 @@ class Monitor:
             (key_ids, _), (codes, events) = stream_ids_beside(
                 keys, lambda: self._events(tags, values, unknown_tags))
         self._compile_for_large_runs(engine, chosen, len(codes))
+        if self.windows is not None:
+            return self._run_windowed(chosen, key_ids, codes, events, tags, values, times,
+                                      tiebreak)
         if keys is None and times is None:  # one stream in input order: no grouping to do
             return self._advance(chosen, self._initial_config, codes, events)[1]
         n = len(codes)
@@ -483,6 +502,31 @@ class Monitor:
         # Key g (ids 0..k-1 from factorize, all present) owns order[offsets[g]:offsets[g+1]].
         return self._run_grouped(chosen, order, key_offsets(key_ids), codes, events)
 
+    def _run_windowed(self, chosen: str, key_ids: np.ndarray | None, codes: np.ndarray,
+                      events: _Events, tags: Any, values: Any, times: Any,
+                      tiebreak: Any) -> Output:
+        """:meth:`run_keys` of a monitor with sliding windows: each key's events grouped
+        in processing order, the window store's values added, then the DT."""
+        assert self.windows is not None
+        n = len(codes)
+        if n == 0:  # no key, no window: the engine's empty output
+            return _output(*_empty_output(0, len(self.dt.final)), self.outputs)
+        ids = np.zeros(n, dtype=np.int64) if key_ids is None else key_ids
+        if len(ids) != n:
+            raise ValueError(f"keys has {len(ids)} entries but there are {n} tags")
+        if times is None:
+            order, offsets = (None, np.array([0, n], dtype=np.int64)) if key_ids is None \
+                else group_by_key(ids)
+        else:
+            stamps = sortable_times(columns.column(times, "times"))
+            if len(stamps) != n:
+                raise ValueError(f"times has {len(stamps)} entries but there are {n} tags")
+            order = processing_order(ids.astype(np.int64), stamps, tags, codes, self.alphabet,
+                                     values, tiebreak)
+            offsets = key_offsets(ids)
+        windowed, undefined = self.windows.events(events, order, offsets)
+        return without(self._run_grouped(chosen, order, offsets, codes, windowed), undefined)
+
     def _check_untimed(self, caller: str) -> None:
         """Refuse a monitor that needs clock ticks (as spark_udf.monitor_frame does)."""
         if self.clock is not None:
@@ -490,10 +534,11 @@ class Monitor:
             raise ValueError(f"Monitor.{caller}: this monitor is timed ({what}): its outputs "
                              f"come at clock ticks, which run_timed makes — use "
                              f"m.run_timed(times, tags, values)")
-        if any(f.startswith(WITHIN_PREFIX) for f in self._source_dt.fields):
+        if any(f.startswith(WITHIN_PREFIX) for f in self._source_dt.fields) or (
+                self.windows is not None and self.windows.by_time):
             raise ValueError(f"Monitor.{caller}: this monitor reads the event time (a within "
-                             f"pattern or a past operator bounded by durations) — use "
-                             f"m.run_timed(times, tags, values)")
+                             f"pattern, a past operator bounded by durations or a window "
+                             f"over a duration) — use m.run_timed(times, tags, values)")
 
     def _run_grouped(self, chosen: str, order: np.ndarray | None, offsets: np.ndarray,
                      codes: np.ndarray, events: _Events) -> Output:
@@ -525,7 +570,7 @@ class Monitor:
             raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
         codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
         values = columns.values(values)
-        events = _event_values(self._source_dt, values, len(codes))
+        events = _event_values(self._data_reads, values, len(codes))
         if self.derivation is not None and derive:
             codes = self.derivation.apply(codes, values)
         return codes, events
@@ -553,6 +598,7 @@ class Monitor:
         streams' states after their events — what a session per stream, resumed from its
         state and fed its rows, gives. Derived tags are applied, as ``Session.feed``
         does."""
+        check_runnable(self, "Monitor.resume_keys")
         chosen = self.resolve_engine(engine)
         codes, events = self._events(tags, values, unknown_tags)
         n, q = len(codes), len(self.dt.states)
@@ -591,6 +637,7 @@ class Monitor:
 
     def session(self, state: np.ndarray | None = None, *, engine: str = "auto") -> Session:
         """A resumable run: feed events in chunks; ``state`` restores a saved ``Session.state``."""
+        check_runnable(self, "Monitor.session")
         config = self._initial_config if state is None else _config_from_state(self.dt, state)
         # Resolved once: a session runs one engine (an unknown name fails here).
         return Session(self, config, self.resolve_engine(engine))
@@ -851,7 +898,7 @@ class _Events:
         return _Events(scalar, {name: col[rows] for name, col in self.fields.items()})
 
 
-def _event_values(dt: DT, values: Any, n: int) -> _Events:
+def _event_values(dt: DT | DataReads, values: Any, n: int) -> _Events:
     fields = sorted(dt.fields)
     if values is None:
         if dt.reads_scalar_cur or fields:
@@ -870,7 +917,7 @@ def _event_values(dt: DT, values: Any, n: int) -> _Events:
     return _Events(column, {})
 
 
-def _record_values(dt: DT, values: Any, fields: list[str], n: int) -> _Events:
+def _record_values(dt: DT | DataReads, values: Any, fields: list[str], n: int) -> _Events:
     if dt.reads_scalar_cur:
         raise ValueError("the DT reads cur (one float per event) but values are records "
                          "(a dict or DataFrame); pass a float sequence")

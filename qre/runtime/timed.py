@@ -29,6 +29,9 @@ pattern's ``within`` compares whole δ: the DT reads the time in δ as
 ``within_clock`` and a duration D as ``within_<D in ns>``, set here to
 ⌈D / δ⌉ (:mod:`qre.language.patterns`). A query that reads no value takes a plain
 value column all the same (it orders equal times, and ``dedup`` reads it).
+Sliding windows (``avg_over(2d, cur)``, issue 23) slide over each key's steps here,
+before the DT (:mod:`qre.runtime.window_fields`): a window of a duration D holds the
+events less than ⌈D/δ⌉ δ before the step; ticks get its value without entering it.
 
 Emission. One row per step (event or tick) whose output is not ⊥
 (``undefined="keep"`` keeps those too): an event's row is stamped with its
@@ -67,6 +70,7 @@ from . import keys as key_rules
 from .keys import stream_ids_beside
 from .order import SortedEvents, float_order, processing_events, tiebreak_columns, value_columns
 from .times import TimeError, TimeScale, event_times
+from .window_fields import without
 
 if TYPE_CHECKING:
     from .monitor import Monitor
@@ -82,8 +86,7 @@ TIME_FIELD = "time"
 def needed_fields(m: Monitor) -> set[str]:
     """The record fields a caller supplies: those the DT and the derived tags' predicates
     read, except the event time and the durations, which a timed run adds."""
-    source = m._source_dt
-    reads = set(source.fields)
+    reads = set(m._data_reads.fields)
     if m.derivation is not None:
         reads |= set(m.derivation.predicates.fields)
     return {f for f in reads if f != TIME_FIELD and not f.startswith(WITHIN_PREFIX)}
@@ -100,7 +103,8 @@ def is_timed(m: Monitor) -> bool:
     """True if ``m`` needs event times (a clock, or terms reading the time): run it with
     :func:`run_timed`, not ``Monitor.run``."""
     return m.clock is not None or TIME_FIELD in m._source_dt.fields or any(
-        f.startswith(WITHIN_PREFIX) for f in m._source_dt.fields)
+        f.startswith(WITHIN_PREFIX) for f in m._source_dt.fields) or (
+        m.windows is not None and m.windows.by_time)
 
 
 def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: Any = None,
@@ -165,7 +169,13 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
                                     f"{format_duration(m.clock.period_ns)}) after it would "
                                     f"pass the largest time int64 holds") from None
     step_events = _step_events(events, rows, step_time, scale)
-    out = m._run_grouped(chosen, None, offsets, step_codes, step_events)  # grouped already
+    before_full = None  # the steps before a partial window's k-th event
+    if m.windows is not None:
+        step_events, before_full = m.windows.events(step_events, None, offsets,
+                                                    enters=rows >= 0, times=step_time,
+                                                    scale=scale)
+    out = without(m._run_grouped(chosen, None, offsets, step_codes, step_events),  # grouped
+                  before_full)
     window_starts = None if m.clock is None or not m.clock.windowed else _window_starts(
         m, scale, rows, step_time, offsets)
     time, step_codes, rows, status, value, per_key, window_starts = _emitted(
@@ -289,7 +299,7 @@ def _with_time(m: Monitor, values: Any, times: np.ndarray, scale: TimeScale) -> 
     """The values with the fields a timed run adds (the event time as ``time`` in
     ``time_unit`` and in δ, the ``within`` durations in δ) when the DT reads records;
     a plain column as it is unless the DT reads only those fields."""
-    reads = m._source_dt.fields
+    reads = m._data_reads.fields
     extra = {TIME_FIELD: scale.time_values(times),
              **({CLOCK_FIELD: times.astype(np.float64)} if CLOCK_FIELD in reads else {}),
              **{name: np.full(len(times), float(scale.ceil(ns)))
@@ -303,7 +313,7 @@ def _with_time(m: Monitor, values: Any, times: np.ndarray, scale: TimeScale) -> 
                                  f"is {'the event time' if name == TIME_FIELD else 'reserved'}"
                                  f"; rename the column")
         return {**{name: values[name] for name in values}, **extra}
-    source = m._source_dt
+    source = m._data_reads
     if source.reads_scalar_cur or not set(source.fields) & set(extra):
         return values  # the DT reads cur, or no field a timed run adds
     fields = sorted(needed_fields(m))
