@@ -254,19 +254,22 @@ def _update(b: Builder, tag: str, fold: Fold, regs: tuple[str, ...], start: Term
         b.add(tag, [Var(s) for s in regs], q, u.substitute(here))
 
 
-def field_signal(alphabet: Iterable[str], field: str, empty: float) -> DT:
+def field_signal(alphabet: Iterable[str], field: str, empty: float | None,
+                 tags: Iterable[str] | None = None) -> DT:
     """A signal that a stage before the DT computes (issue 23: a sliding window's
-    aggregate, :mod:`dt.window_aggregates`): after every event, of any tag, the event's
-    field ``field``; on the empty word, ``empty``.
+    aggregate, :mod:`dt.window_aggregates`): after every event of ``tags`` (default: any
+    tag) the event's field ``field``, ⊥ after others; on the empty word ``empty`` (None:
+    ⊥).
 
     Two states ``i ⇉ f``: ``(init, {i'}, f', empty)`` and per tag ``(σ, {}, f',
-    cur.field)``. Defined on every word. A top-level query (its value does not restart
-    with a split's restart: it reads the key's whole stream), so no facts.
+    cur.field)``. A top-level query (it reads the key's whole stream, and does not
+    restart with a split's restart), so no facts.
     """
     alphabet = tuple(alphabet)
     b = Builder(alphabet)
     i, f = b.state("i"), b.state("f")
-    b.add(INIT, [Var(i, primed=True)], f, Const(float(empty)))
-    for tag in alphabet:
+    if empty is not None:
+        b.add(INIT, [Var(i, primed=True)], f, Const(float(empty)))
+    for tag in alphabet if tags is None else tags:
         b.add(tag, [], f, Cur(field))
     return b.freeze([i], [f])

@@ -81,7 +81,7 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
         if window is not None and window.session:
             clock = Clock(typed.period, 1, session=True)
         else:
-            clock = Clock(typed.period, None if window is None else window.slots,
+            clock = Clock(typed.period, None if window is None else window.size // typed.period,
                           None if window is None else window.size)
     return Monitor.from_dt(compiled.value, optimize=optimize, identity=compiled.identity,
                            source=text, clock=clock,

@@ -275,6 +275,8 @@ def test_records_and_plain_values_reach_the_window_and_the_rest():
     r = qre("alphabet a; max_over(2, cur.x) * last(cur.y)")
     frame = pd.DataFrame({"x": [1.0, 5.0, 2.0], "y": [1.0, 2.0, 3.0], "z": ["p", "q", "r"]})
     assert r.run(["a"] * 3, frame).value.tolist() == [1.0, 10.0, 15.0]
+    counted = qre("alphabet a; count_over(2)")  # reads no column of the records
+    assert counted.run(["a"] * 3, {"x": [1.0, 2.0, 3.0]}).value.tolist() == [1.0, 2.0, 2.0]
 
 
 @settings(max_examples=15, deadline=None)

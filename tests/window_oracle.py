@@ -73,11 +73,11 @@ def ordered(events: Sequence[Event], alphabet: Sequence[str]) -> list[Event]:
 def windows(events: Sequence[Event], size: int, slide: int, fn: Callable,
             tags: Sequence[str], alphabet: Sequence[str]) -> list[tuple[int, float]]:
     """(stamp, value) of every non-empty instance [l·slide, l·slide + size) of one key,
-    in stamp order; stamp = l·slide + size − 1."""
+    in stamp order; stamp = l·slide + size − 1 (any slide up to the size)."""
     picked = [e for e in ordered(events, alphabet) if e[1] in tags]
     if not picked:
         return []
-    first = min(e[0] for e in picked) // slide - size // slide + 1
+    first = (min(e[0] for e in picked) - size) // slide + 1  # the first l that holds one
     last = max(e[0] for e in picked) // slide
     out = []
     for l in range(first, last + 1):  # noqa: E741 - l as in the paper

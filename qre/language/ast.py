@@ -57,8 +57,10 @@ __all__ = [
     "BUILTIN_OPS",
     "COMPARISONS",
     "CONNECTIVES",
+    "HOLISTIC_FUNCTIONS",
     "PAST_OPERATORS",
     "SIGNAL_FUNCTIONS",
+    "STORED_FUNCTIONS",
     "WINDOW_FUNCTIONS",
     "WINDOW_SIGNALS",
     "Aggregate",
@@ -479,17 +481,28 @@ class BoundedPast:
             raise ValueError(f"{self.op} takes {2 if self.op == 'since' else 1} operand(s)")
 
 
-WINDOW_FUNCTIONS = ("count", "sum", "min", "max", "avg", "var", "std", "first", "last")
-"""The builtin functions of a window aggregate (:mod:`qre.language.sugar` gives each as a fold)."""
+WINDOW_FUNCTIONS = ("count", "sum", "min", "max", "avg", "var", "std", "first", "last",
+                    "median", "quantile", "distinct")
+"""The builtin functions of a window aggregate (:mod:`qre.language.sugar` gives the folds)."""
+
+HOLISTIC_FUNCTIONS = ("median", "quantile", "distinct")
+"""Window functions that need the window's values, not a fold: the window store computes
+them (issue 23, :mod:`qre.runtime.window_fields`)."""
+
+STORED_FUNCTIONS = ("count", "sum", "min", "max", "avg", *HOLISTIC_FUNCTIONS)
+"""Window functions the window store computes: the holistic ones always, the others when
+the DT cannot hold the window (:attr:`Aggregate.stored`)."""
 
 
 @dataclass(frozen=True, slots=True)
 class WindowFunction:
-    """A builtin window function: ``count()`` or ``NAME(t)``, t a term over cur."""
+    """A builtin window function: ``count()``, ``NAME(t)`` or ``quantile(t, p)``, t a
+    term over cur, p a probability."""
 
     name: str
     arg: Term | None
     span: Span | None = _NO_SPAN
+    p: float | None = None
 
     def __post_init__(self) -> None:
         if self.name not in WINDOW_FUNCTIONS:
@@ -498,6 +511,12 @@ class WindowFunction:
         if (self.arg is None) != (self.name == "count"):
             raise ValueError("count() takes no argument" if self.name == "count"
                              else f"{self.name}(t) takes one term argument")
+        if (self.p is None) != (self.name != "quantile"):
+            raise ValueError("quantile(t, p) takes a term and a probability p"
+                             if self.name == "quantile" else
+                             f"{self.name}(t) takes one term argument")
+        if self.p is not None and not 0.0 <= self.p <= 1.0:
+            raise ValueError(f"a quantile's p is between 0 and 1, not {self.p}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -640,7 +659,8 @@ class Matches:
 class Aggregate:
     """``aggregate(f, size[, slide][, [tags]])``: f over each window instance
     [l·slide, l·slide + size) of the events of ``tags`` (default: all), output when
-    the instance closes; size is a multiple of slide (tumbling when equal).
+    the instance closes; slide ≤ size (tumbling when equal), a divisor of it unless the
+    window store computes the window (:attr:`stored`).
     ``aggregate(f, session(gap)[, [tags]])`` (``session``; size = slide = gap): f over
     each session of the key's events — consecutive events less than the gap apart —
     output when the session closes, a gap after its last event (issue 21 §3). Top
@@ -657,15 +677,46 @@ class Aggregate:
     def __post_init__(self) -> None:
         if self.slide <= 0 or self.size <= 0:
             raise ValueError("a window's size and slide are positive durations")
-        if self.size % self.slide:
-            raise ValueError("a window's size must be a multiple of its slide")
+        if self.slide > self.size:
+            raise ValueError("a window's slide is at most its size")
+        if self.size % self.slide and not self.stored:
+            raise ValueError(f"a window's size must be a multiple of its slide for "
+                             f"{self.function_name}: {', '.join(STORED_FUNCTIONS[:-1])} and "
+                             f"{STORED_FUNCTIONS[-1]} take any slide up to the size")
         if self.session and self.size != self.slide:
             raise ValueError("a session window has one duration, its gap")
 
     @property
+    def function_name(self) -> str:
+        """The window function's name as written (``fold`` and ``matches`` for those)."""
+        if isinstance(self.function, WindowFunction):
+            return f"{self.function.name}()"
+        return "fold(...)" if isinstance(self.function, WindowFold) else "matches(...)"
+
+    @property
+    def stored(self) -> bool:
+        """Whether the window store computes this window (issue 23): a holistic function,
+        or count, sum, min, max, avg over windows a DT cannot hold — a size that is not a
+        multiple of the slide, or more than :data:`dt.windows.MAX_SLOTS` open at once."""
+        from dt.windows import MAX_SLOTS
+
+        f = self.function
+        if self.session or not isinstance(f, WindowFunction) or \
+                f.name not in STORED_FUNCTIONS:
+            return False
+        return f.name in HOLISTIC_FUNCTIONS or bool(self.size % self.slide) or \
+            self.size // self.slide > MAX_SLOTS
+
+    @property
+    def period(self) -> int:
+        """The clock period: the slide, or for a stored window the greatest common divisor
+        of size and slide (every window closes at l·slide + size, a multiple of it)."""
+        return math.gcd(self.size, self.slide) if self.stored else self.slide
+
+    @property
     def slots(self) -> int:
-        """The window instances open at any time: size / slide."""
-        return self.size // self.slide
+        """The window instances open at any time: size / slide (rounded up)."""
+        return -(-self.size // self.slide)
 
 
 @dataclass(frozen=True, slots=True)

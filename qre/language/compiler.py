@@ -70,7 +70,12 @@ window store fills before the DT (:mod:`qre.runtime.window_fields`); ``compile_q
 lists the query's windows in :attr:`Compiled.windows` and makes the DT read plain
 ``cur`` as the field :data:`PLAIN_FIELD` (a DT reads cur or fields, not both).
 
-A window aggregate (a whole query) is the direct construction of
+A window aggregate that the window store computes (:attr:`ast.Aggregate.stored`: median,
+quantile, distinct, or a window a DT cannot hold) is a field read at the ticks only: the
+store gives each closing tick its window's value and the runtime makes the output ⊥ at
+the other steps and at empty windows.
+
+A window aggregate (a whole query) is otherwise the direct construction of
 :func:`dt.windows.window_aggregate` with the fold of its function
 (:func:`qre.language.sugar.window_fold`, or :func:`qre.language.patterns.window_pattern` for
 ``matches(p)``); a pattern query is :func:`dt.windows.event_fold` of
@@ -91,7 +96,7 @@ from dt.support import support
 from dt.terms import Apply, Const, Cur, Term, Var
 from dt.values import Status
 from dt.window_aggregates import aggregate_values
-from dt.windows import event_fold, field_signal, running_fold, window_aggregate
+from dt.windows import TICK, event_fold, field_signal, running_fold, window_aggregate
 
 from . import ast
 from .event_data import PLAIN_FIELD, window_field
@@ -115,7 +120,7 @@ class Compiled:
 
     value: DT
     identity: DT | None = None
-    windows: tuple[ast.WindowSignal, ...] = ()
+    windows: tuple[ast.WindowSignal | ast.Aggregate, ...] = ()
 
 
 def compile_query(query: ast.Query, alphabet: Sequence[str], *,
@@ -193,7 +198,7 @@ class Compiler:
         self.alphabet = alphabet
         self.lean_states = lean
         self._done: dict[int, tuple[ast.Query, Compiled]] = {}
-        self.windows: list[ast.WindowSignal] = []
+        self.windows: list[ast.WindowSignal | ast.Aggregate] = []
         """The sliding windows met so far, distinct by value: the k-th is field k."""
 
     def compile(self, q: ast.Query) -> Compiled:
@@ -340,6 +345,8 @@ class Compiler:
         return Compiled(c.concat(start, c.prefix_sum(signals, keep_last)))
 
     def _aggregate(self, q: ast.Aggregate) -> Compiled:
+        if q.stored:  # the window store's value at the ticks that close a window
+            return Compiled(field_signal(self.alphabet, self.window(q), None, tags=(TICK,)))
         fold = (window_pattern(q.function, self.alphabet) if isinstance(q.function, ast.Matches)
                 else window_fold(q.function))
         return Compiled(window_aggregate(self.alphabet, fold, q.slots, tags=q.tags))
@@ -351,10 +358,13 @@ class Compiler:
     def _windowsignal(self, q: ast.WindowSignal) -> Compiled:
         """A sliding window (issue 23): a window store computes its value at each step
         before the DT (:mod:`qre.runtime.window_fields`); the DT reads it as a field."""
+        return Compiled(field_signal(self.alphabet, self.window(q), window_empty(q)))
+
+    def window(self, q: ast.WindowSignal | ast.Aggregate) -> str:
+        """The field that carries ``q``'s value from the window store."""
         if q not in self.windows:
             self.windows.append(replace(q, span=None))
-        k = self.windows.index(q)
-        return Compiled(field_signal(self.alphabet, window_field(k), window_empty(q)))
+        return window_field(self.windows.index(q))
 
     # ------------------------------------------------------------------ temporal φ
 

@@ -414,23 +414,28 @@ class _Converter:
         tags = (tuple(self.identifier(t, "a tag") for t in tag_lists[0].children)
                 if tag_lists else None)
         size, slide = durations[0], durations[-1]
-        if size % slide:
-            raise self.error("a window's size must be a multiple of its slide (its period)",
-                             tree)
         if _kind(fn_tree) == "window_matches":
             function = Matches(self.pattern(fn_tree.children[0], depth + 1), True,
                                _span(fn_tree))
         elif _kind(fn_tree) == "window_builtin":
-            fname, *arg = fn_tree.children
-            term = self.term(arg[0], depth + 1, "sugar") if arg else None
+            fname, *args = fn_tree.children
+            terms = [self.term(a, depth + 1, "sugar") for a in args]
+            p = None
+            if len(terms) == 2:  # quantile(t, p): p a number
+                if not isinstance(terms[1], Const):
+                    raise self.error(f"{fname}(t, p): p is a number", args[1])
+                p = terms[1].value
             try:
-                function: WindowFunction | WindowFold | Matches = WindowFunction(str(fname), term,
-                                                                       _span(fn_tree))
+                function: WindowFunction | WindowFold | Matches = WindowFunction(
+                    str(fname), terms[0] if terms else None, _span(fn_tree), p)
             except ValueError as err:
                 raise self.error(str(err), fn_tree) from None
         else:
             function = self.fold(fn_tree, depth + 1, WindowFold)
-        return Aggregate(function, size, slide, tags, _span(tree), session)
+        try:
+            return Aggregate(function, size, slide, tags, _span(tree), session)
+        except ValueError as err:  # a slide beyond the size, or not dividing it for a fold
+            raise self.error(str(err), tree) from None
 
     def pattern(self, tree: lark.Tree, depth: int) -> Pattern:
         """A CER pattern; ``not(...)`` only between two parts of a seq."""

@@ -131,7 +131,8 @@ def _aggregate(q: Aggregate) -> str:
     if isinstance(f, Matches):
         fn = _matches(f)
     elif isinstance(f, WindowFunction):
-        fn = f"{f.name}({'' if f.arg is None else f.arg})"
+        args = [] if f.arg is None else [str(f.arg)]
+        fn = f"{f.name}({', '.join(args + ([] if f.p is None else [_init(f.p)]))})"
     else:
         fn = _fold(f)
     args = [fn, f"session({format_duration(q.size)})" if q.session else format_duration(q.size)]

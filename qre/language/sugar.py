@@ -75,6 +75,9 @@ function       registers (initial)            update                            
 ``last(t)``    v (0)                          t                                     v
 =============  =============================  ====================================  ==========
 
+``median(t)``, ``quantile(t, p)`` and ``distinct(t)`` are not folds: they need the
+window's values, which the window store keeps (issue 23; :attr:`ast.Aggregate.stored`).
+
 ``var`` is the *population* variance (divided by n, as ``numpy.var``), computed by
 Welford's update on the values shifted by the first one, k: n counts, m is the
 mean of t − k and q the sum of squared deviations from it. Both steps are for

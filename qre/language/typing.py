@@ -60,12 +60,13 @@ from dt.windows import MAX_SLOTS
 
 from . import ast
 from . import automata as fa
-from .clock import UNIT_NS
+from .clock import UNIT_NS, format_duration
 from .compiler import Compiler
 from .errors import QreTypeError
 from .event_data import check_event_data
 
-__all__ = ["MAX_EXPANDED_SIZE", "Kind", "Typed", "check", "check_fold", "resolve"]
+__all__ = ["MAX_EXPANDED_SIZE", "MAX_STORED_TICKS", "Kind", "Typed", "check", "check_fold",
+           "resolve"]
 
 MAX_EXPANDED_SIZE = 10_000
 """The largest query, let names expanded (Theorem 5.7's size, operands shared as the
@@ -262,10 +263,11 @@ def _period(program: ast.Program, query: ast.Query) -> int | None:
         raise QreTypeError("a session window's clock ticks a gap after each session's last "
                            "event, not periodically: leave out the period declaration",
                            span=program.span)
-    if program.period is not None and program.period != query.slide:
+    if program.period is not None and program.period != query.period:
         raise QreTypeError("the declared period differs from the window's slide: a window "
-                           "aggregate ticks at its slide", span=program.span)
-    return query.slide
+                           "aggregate ticks at its slide (a stored window at the greatest "
+                           "common divisor of its size and slide)", span=program.span)
+    return query.period
 
 
 def _timed_alphabet(sigma: tuple[str, ...], program: ast.Program,
@@ -302,12 +304,24 @@ def _check_timed(q: ast.Aggregate | ast.Matches, sigma: tuple[str, ...]) -> None
                 raise QreTypeError(f"pattern tag {tag!r} is not an event tag of the alphabet "
                                    f"({', '.join(t for t in sigma if t != TICK)})",
                                    span=matches.span)
-    if isinstance(q, ast.Aggregate) and q.slots > MAX_SLOTS:
+    if isinstance(q, ast.Aggregate) and q.slots > MAX_SLOTS and not q.stored:
         raise QreTypeError(_too_many_slots(q), span=q.span)
+    if isinstance(q, ast.Aggregate) and q.stored and q.size // q.period > MAX_STORED_TICKS:
+        raise QreTypeError(
+            f"this window closes at multiples of {format_duration(q.period)} (the greatest "
+            f"common divisor of its size and slide), {q.size // q.period:,} clock ticks per "
+            f"window size, more than {MAX_STORED_TICKS:,}: every key would tick that often "
+            f"after its last event; use a slide that divides the size, or a longer one",
+            span=q.span)
     for tag in (q.tags if isinstance(q, ast.Aggregate) else None) or ():
         if tag not in sigma or tag == TICK:
             raise QreTypeError(f"aggregated tag {tag!r} is not an event tag of the alphabet "
                                f"({', '.join(t for t in sigma if t != TICK)})", span=q.span)
+
+
+MAX_STORED_TICKS = 10_000
+"""The most clock ticks per window size (size / gcd(size, slide)) of a window aggregate the
+window store computes: a key ticks that many times after its last event."""
 
 
 def _too_many_slots(q: ast.Aggregate) -> str:

@@ -169,11 +169,12 @@ def run_timed(m: Monitor, times: Any, tags: Any, values: Any = None, *, keys: An
                                     f"{format_duration(m.clock.period_ns)}) after it would "
                                     f"pass the largest time int64 holds") from None
     step_events = _step_events(events, rows, step_time, scale)
-    before_full = None  # the steps before a partial window's k-th event
+    before_full = None  # where a window makes the output ⊥ (before its k-th event…)
     if m.windows is not None:
         step_events, before_full = m.windows.events(step_events, None, offsets,
                                                     enters=rows >= 0, times=step_time,
-                                                    scale=scale)
+                                                    scale=scale, codes=step_codes,
+                                                    alphabet=m.alphabet)
     out = without(m._run_grouped(chosen, None, offsets, step_codes, step_events),  # grouped
                   before_full)
     window_starts = None if m.clock is None or not m.clock.windowed else _window_starts(

@@ -31,9 +31,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from dt.model import DT, Transition
-from dt.terms import Const
+from dt.terms import Const, Term
 
-from ..language.ast import WindowSignal
+from ..language.ast import Aggregate, WindowFunction, WindowSignal
 from ..language.event_data import PLAIN_FIELD, window_field
 
 if TYPE_CHECKING:
@@ -56,17 +56,49 @@ class DataReads:
 
 
 @dataclass(frozen=True)
-class WindowPlan:
-    """A query's sliding windows (the k-th is field k of its DT) and what it reads."""
+class _Window:
+    """One window as the store computes it: ``function`` of ``arg`` over the last
+    ``size`` events or nanoseconds; ``partial``: ⊥ before the ``size``-th event; a window
+    aggregate's (``slide`` set): the events of ``tags`` only, its value output at the
+    ticks that close a window [l·slide, l·slide + size) and ⊥ elsewhere."""
 
-    windows: tuple[WindowSignal, ...]
+    function: str
+    arg: Term | None
+    p: float
+    size: int
+    events: bool
+    partial: bool = False
+    tags: tuple[str, ...] | None = None
+    slide: int | None = None
+
+    @classmethod
+    def of(cls, w: WindowSignal | Aggregate) -> _Window:
+        if isinstance(w, WindowSignal):
+            return cls(w.function, w.arg, 0.5 if w.p is None else w.p, w.size.amount,
+                       w.size.events, w.partial)
+        f = w.function
+        assert isinstance(f, WindowFunction), "a stored window aggregates a builtin"
+        return cls(f.name, f.arg, 0.5 if f.p is None else f.p, w.size, False, tags=w.tags,
+                   slide=w.slide)
+
+
+@dataclass(frozen=True)
+class WindowPlan:
+    """A query's sliding windows and stored window aggregates (the k-th is field k of its
+    DT) and what it reads."""
+
+    windows: tuple[WindowSignal | Aggregate, ...]
     dt_fields: frozenset[str]
     """The fields the DT reads (the windows', ``__cur``, the user's, the timed ones)."""
 
     @classmethod
-    def of(cls, dt: DT, windows: Sequence[WindowSignal]) -> WindowPlan:
+    def of(cls, dt: DT, windows: Sequence[WindowSignal | Aggregate]) -> WindowPlan:
         """The plan of ``dt``, compiled from a query with ``windows``."""
         return cls(tuple(windows), frozenset(dt.fields))
+
+    @cached_property
+    def _stored(self) -> tuple[_Window, ...]:
+        return tuple(_Window.of(w) for w in self.windows)
 
     @cached_property
     def reads(self) -> DataReads:
@@ -74,7 +106,7 @@ class WindowPlan:
         own = {window_field(k) for k in range(len(self.windows))} | {PLAIN_FIELD}
         fields = set(self.dt_fields - own)
         plain = PLAIN_FIELD in self.dt_fields
-        for w in self.windows:
+        for w in self._stored:
             if w.arg is not None:
                 fields |= w.arg.fields()
                 plain = plain or w.arg.reads_plain_cur()
@@ -83,7 +115,7 @@ class WindowPlan:
     @cached_property
     def by_time(self) -> bool:
         """True if a window's size is a duration: the run needs event times."""
-        return any(not w.size.events for w in self.windows)
+        return any(not w.events for w in self._stored)
 
     @cached_property
     def _terms(self) -> Monitor:
@@ -93,65 +125,109 @@ class WindowPlan:
         states = tuple(f"w{k}" for k in range(len(self.windows)))
         transitions = tuple(Transition(_EVENT, frozenset(), q, Const(0.0) if w.arg is None
                                        else w.arg)
-                            for q, w in zip(states, self.windows, strict=True))
+                            for q, w in zip(states, self._stored, strict=True))
         return Monitor.from_dt(DT((_EVENT,), states, (), states, transitions), optimize=False)
 
     def events(self, events: _Events, order: np.ndarray | None, offsets: np.ndarray, *,
                enters: np.ndarray | None = None, times: np.ndarray | None = None,
-               scale: TimeScale | None = None) -> tuple[_Events, np.ndarray | None]:
+               scale: TimeScale | None = None, codes: np.ndarray | None = None,
+               alphabet: Sequence[str] = ()) -> tuple[_Events, np.ndarray | None]:
         """The records the DT reads, one per row of ``events``, and where the output is
         ⊥ whatever the DT computes (None: nowhere).
 
         Key g's steps are rows ``order[offsets[g]:offsets[g+1]]`` in processing order
         (``order`` None: rows ``offsets[g]`` to ``offsets[g+1] − 1``); ``enters`` says
-        which steps are events (None: all; ticks do not enter); ``times`` are the
-        steps' times in δ of ``scale``, needed by a window whose size is a duration.
+        which steps are events (None: all; the others are ticks, which do not enter);
+        ``times`` are the steps' times in δ of ``scale``, needed by a window whose size
+        is a duration; ``codes`` the steps' tags in ``alphabet``, needed by a window
+        aggregate of some tags.
 
         A partial window (``avg_last(k, t)`` beyond 100 events) is ⊥ before its k-th
         event, which its DT (a field read) cannot say: the output is ⊥ there. That is
         exact because the typing admits a partial window only under arithmetic,
         functions of signals and comparisons up to the top, which are all lifted — ⊥
         in an operand makes the output ⊥ (:func:`qre.language.typing._partial_windows`).
+        A stored window aggregate is a whole query: its output is ⊥ but at the ticks
+        that close a non-empty window.
         """
-        from codegen.window_store import window_values
-
         from .monitor import _Events
 
-        n = _rows(events)
+        n = int(offsets[-1])  # the steps (events may carry no column: count())
         steps = np.arange(n) if order is None else order
-        entering = np.ones(n, dtype=bool) if enters is None else enters[steps]
-        stamps = np.zeros(n, dtype=np.int64) if times is None else times[steps]
+        run = _Run(offsets, np.ones(n, dtype=bool) if enters is None else enters[steps],
+                   np.zeros(n, dtype=np.int64) if times is None else times[steps], scale,
+                   None if codes is None else codes[steps], tuple(alphabet))
         terms = self._terms.run(np.zeros(n, dtype=np.int64), events.data(), engine="table")
         values = np.asarray(terms.value, dtype=np.float64).reshape(n, len(self.windows))
         fields = {name: column for name, column in events.fields.items()
                   if name in self.dt_fields}
         if events.scalar is not None and PLAIN_FIELD in self.dt_fields:
             fields[PLAIN_FIELD] = events.scalar
-        for k, w in enumerate(self.windows):
-            size = w.size.amount
-            if not w.size.events:
-                if times is None or scale is None:
-                    raise ValueError(f"{w.function}_over over a duration needs event times: "
-                                     f"run the monitor with run_timed")
-                size = max(1, int(scale.ceil(size)))
-            out = window_values(offsets, entering, np.ascontiguousarray(values[steps, k]),
-                                stamps, size, not w.size.events, w.function,
-                                0.5 if w.p is None else w.p)
+        undefined = np.zeros(n, dtype=bool)
+        for k, w in enumerate(self._stored):
+            if not w.events and (times is None or scale is None):
+                raise ValueError(f"{w.function}_over over a duration needs event times: run "
+                                 f"the monitor with run_timed")
+            out, missing = run.window(w, np.ascontiguousarray(values[steps, k]))
             fields[window_field(k)] = _in_rows(out, steps, n)
-        return _Events(None, fields), self._undefined(offsets, entering, stamps, steps, n)
+            if missing is not None:
+                undefined |= missing
+        return _Events(None, fields), _in_rows(undefined, steps, n) if undefined.any() \
+            else None
 
-    def _undefined(self, offsets: np.ndarray, entering: np.ndarray, stamps: np.ndarray,
-                   steps: np.ndarray, n: int) -> np.ndarray | None:
-        """The rows before a partial window's k-th event (None without partial windows)."""
+
+@dataclass(frozen=True)
+class _Run:
+    """The steps of one call in processing order, as the store reads them."""
+
+    offsets: np.ndarray
+    enters: np.ndarray
+    """Whether each step is an event (not a tick)."""
+    times: np.ndarray
+    scale: TimeScale | None
+    codes: np.ndarray | None
+    alphabet: tuple[str, ...]
+
+    def window(self, w: _Window, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Window ``w``'s value after every step, and the steps where the output is ⊥
+        because of it (None: none)."""
         from codegen.window_store import window_values
 
-        sizes = {w.size.amount for w in self.windows if w.partial}
-        if not sizes:
-            return None
-        # The events so far, up to the largest k: fewer than k until the k-th.
-        k = max(sizes)
-        seen = window_values(offsets, entering, np.zeros(n), stamps, k, False, "count")
-        return _in_rows(seen < k, steps, n)
+        if w.events:
+            out = window_values(self.offsets, self.enters, x, self.times, w.size, False,
+                                w.function, w.p)
+            if not w.partial:
+                return out, None
+            count = window_values(self.offsets, self.enters, x, self.times, w.size, False,
+                                  "count")
+            return out, count < w.size  # before the size-th event
+        assert self.scale is not None
+        if w.slide is None:  # (now − size, now]: less than ⌈size/δ⌉ δ back
+            return window_values(self.offsets, self.enters, x, self.times,
+                                 max(1, int(self.scale.ceil(w.size))), True, w.function,
+                                 w.p), None
+        return self.closing(w, x)
+
+    def closing(self, w: _Window, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A window aggregate: at a tick at b that closes [b − size, b) (b − size a
+        multiple of the slide), the window of its events of ``tags`` — those at most
+        size δ back, the tick coming before the events at b — and ⊥ elsewhere."""
+        from codegen.window_store import window_values
+
+        assert self.scale is not None and w.slide is not None
+        size = self.scale.whole(w.size, "the window size")
+        slide = self.scale.whole(w.slide, "the window slide")
+        enters = self.enters
+        if w.tags is not None:
+            assert self.codes is not None, "a window of some tags needs the steps' tags"
+            picked = [self.alphabet.index(t) for t in w.tags]
+            enters = enters & np.isin(self.codes, picked)
+        out = window_values(self.offsets, enters, x, self.times, size + 1, True, w.function,
+                            w.p)
+        count = out if w.function == "count" else window_values(
+            self.offsets, enters, x, self.times, size + 1, True, "count")
+        closes = ~self.enters & ((self.times - size) % slide == 0) & (count > 0)
+        return out, ~closes
 
 
 def _in_rows(per_step: np.ndarray, steps: np.ndarray, n: int) -> np.ndarray:
@@ -159,13 +235,6 @@ def _in_rows(per_step: np.ndarray, steps: np.ndarray, n: int) -> np.ndarray:
     out = np.empty(n, dtype=per_step.dtype)
     out[steps] = per_step
     return out
-
-
-def _rows(events: _Events) -> int:
-    """The number of events in ``events``."""
-    if events.scalar is not None:
-        return len(events.scalar)
-    return len(next(iter(events.fields.values()))) if events.fields else 0
 
 
 def without(out: Output, undefined: np.ndarray | None) -> Output:
@@ -189,4 +258,5 @@ def check_runnable(m: Any, caller: str) -> None:
 
 
 def _names(plan: WindowPlan) -> str:
-    return ", ".join(sorted({f"{w.function}_over" for w in plan.windows}))
+    return ", ".join(sorted({f"{w.function}_over" if isinstance(w, WindowSignal)
+                             else f"aggregate({w.function_name}, ...)" for w in plan.windows}))
