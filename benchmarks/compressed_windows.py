@@ -18,10 +18,9 @@ to decompress one γ (best of ``--repeat``).
 
 The rule A_C's default follows: on the packed form, the smallest 3-hour Linear Road γ
 among the codecs whose round trip (compress + decompress) costs at most twice the
-cheapest one's. Measured (RESULTS.md, 200 repeats): zstd, 0.031 of the raw size at 115
-µs a round trip (lz4 0.050 at 88 µs, the cheapest; brotli 0.026 at 191 µs, over twice;
-gzip 0.030 at 308 µs); packing makes zstd's γ 4x smaller than on the raw bytes (0.124).
-(A run an hour earlier measured every codec about twice as fast, the same ranking.)
+cheapest one's. Measured (RESULTS.md, 200 repeats): zstd, 0.031 of the raw size at 43
+µs a round trip (lz4 0.050 at 23 µs, the cheapest; brotli 0.026 at 96 µs, over twice;
+gzip 0.030 at 194 µs); packing makes zstd's γ 4x smaller than on the raw bytes (0.124).
 """
 
 from __future__ import annotations

@@ -17,7 +17,9 @@ same floats bit for bit in Numba:
   ``median`` / ``distinct`` of windows up to :data:`SORTED_WIDTHS` entries by keeping
   the window's values sorted;
 * :mod:`.fenwick` — those of wider windows: each key's values ranked (one sort), a
-  Fenwick tree of counts over the ranks for quantiles, counts per rank for distinct.
+  Fenwick tree of counts over the ranks for quantiles, counts per rank for distinct;
+* :mod:`.packing` — a key's window state (times, values) laid out for a codec: seed
+  001's compressed windows (:mod:`qre.runtime.compressed_aggregate`).
 
 Every kernel moves two cursors forward over the entries (adding at ``end[i]``, removing
 at ``first[i]``), so each entry is added and removed once whatever the window's size.

@@ -86,7 +86,7 @@ from dt.model import DT
 from dt.terms import EventValue
 from dt.values import XValue, decode, encode
 
-from ..language.ast import WindowSignal
+from ..language.ast import Aggregate, WindowSignal
 from ..language.clock import Clock
 from ..language.derive import Derivation
 from ..language.patterns import WITHIN_PREFIX
@@ -228,15 +228,16 @@ class Monitor:
     """The outputs' names as the user chose them (None: the DT's final states as given);
     :attr:`outputs` is the one to read."""
     windows: WindowPlan | None = None
-    """The query's sliding windows (``avg_over(2d, cur)``, issue 23), which a window store
-    computes before the DT (:mod:`qre.runtime.window_fields`); None if it has none."""
+    """The query's sliding windows (``avg_over(2d, cur)``, issue 23) or stored window
+    aggregate (``aggregate(median(cur), 1h)``), which a window store computes before the
+    DT (:mod:`qre.runtime.window_fields`); None if it has none."""
 
     @classmethod
     def from_dt(cls, d: DT, alphabet: Sequence[str] | None = None, *, optimize: bool = True,
                 identity: DT | None = None, source: str | None = None,
                 clock: Clock | None = None, derivation: Derivation | None = None,
                 outputs: Sequence[str] | None = None,
-                windows: Sequence[WindowSignal] = ()) -> Monitor:
+                windows: Sequence[WindowSignal | Aggregate] = ()) -> Monitor:
         """A monitor running ``d`` with every initial state set to 0.0 (API.md).
 
         ``alphabet`` fixes the tag order (the meaning of integer tag codes) and
@@ -246,8 +247,9 @@ class Monitor:
         (same outputs, smaller DT); ``m.dt`` is the DT that runs and
         ``m.unoptimized`` the one before. ``identity`` and ``source`` are
         recorded as given, as are ``clock`` and ``derivation`` (see the class docstring).
-        ``windows``: the sliding windows of the query ``d`` was compiled from, in the
-        order of the fields that carry them (:attr:`qre.language.compiler.Compiled.windows`).
+        ``windows``: the sliding windows (and stored window aggregate) of the query ``d``
+        was compiled from, in the order of the fields that carry them
+        (:attr:`qre.language.compiler.Compiled.windows`).
         ``outputs`` names the outputs, one per final state in order (default: the final
         states' names in ``d``; the optimizer renames states, not outputs). A DT
         whose terms read both ``cur`` and ``cur.FIELD`` is refused (:class:`dt.DTError`):
