@@ -16,6 +16,13 @@ in δ is ⌈size/δ⌉, as ``within`` reads durations) or the last ``size`` even
 Clock ticks (a declared period) never enter a window but get its value at their
 time. Every key starts with empty windows.
 
+A window aggregate the store computes (``aggregate(median(cur), 1h, 10min)``,
+:attr:`qre.language.ast.Aggregate.stored`) is read the same way at the ticks: a tick at
+b that closes [b − size, b) (b − size a multiple of the slide; the clock ticks at
+gcd(size, slide)) gets the aggregate of the events of the window's tags at most size δ
+back — the tick comes before the events at b — and the output is ⊥ at every other step
+and at an empty window.
+
 Cost: one kernel pass for the terms, then per window and step O(1) for count, sum
 and avg and O(log n) for the others (:mod:`codegen.window_store`), whatever the
 window's size; the store holds one window's values per key at a time.
