@@ -16,11 +16,11 @@ byte-shuffled: :func:`qre.runtime.compressed_aggregate.pack`) and on the raw byt
 compressed size against the 16 bytes a tuple takes, and the microseconds to compress and
 to decompress one γ (best of ``--repeat``).
 
-The rule A_C's default follows: on the packed form, the smallest 3-hour Linear Road γ
-among the codecs whose round trip (compress + decompress) costs at most twice the
-cheapest one's. Measured (RESULTS.md, 200 repeats): zstd, 0.031 of the raw size at 43
-µs a round trip (lz4 0.050 at 23 µs, the cheapest; brotli 0.026 at 96 µs, over twice;
-gzip 0.030 at 194 µs); packing makes zstd's γ 4x smaller than on the raw bytes (0.124).
+The candidates this table leaves: on the packed form, zstd, 0.031 of the raw size at 43
+µs a round trip, and lz4, 0.050 at 23 µs, the cheapest (brotli 0.026 at 96 µs and gzip
+0.030 at 194 µs cost over twice as much); packing makes zstd's γ 4x smaller than on the
+raw bytes (0.124). A_C's default between the two is chosen end to end, by
+benchmarks/linear_road.py: lz4 (the goal of ≤ 15 % throughput loss holds only with it).
 """
 
 from __future__ import annotations

@@ -20,6 +20,8 @@ times are ordered by :mod:`qre.runtime.order`'s rule, as everywhere.
   whose rules for time — watermark, late events, idle keys — are
   :mod:`~spark_udf.keyed`'s; exactly-once
   through Spark's checkpoints.
+* :func:`stream_state` (:mod:`~spark_udf.stream_state`) — a stream's state per key,
+  read back from its checkpoint (configuration and window contents' bytes).
 * :class:`FinalRows` (:mod:`~spark_udf.final_rows`) — the sink barrier of an
   optimistic stream: a ``foreachBatch`` writer of its final rows only.
 * :class:`LocalStream` (:mod:`~spark_udf.local_stream`) — the same streaming rules
@@ -43,7 +45,8 @@ from .local_stream import LocalStream
 from .plan import monitor_fingerprint
 from .session import local_session
 from .stream import monitor_stream, monitor_stream_frame
+from .stream_state import stream_state
 from .timed import monitor_timed
 
 __all__ = ["FinalRows", "LocalStream", "local_session", "monitor_fingerprint", "monitor_frame",
-           "monitor_stream", "monitor_stream_frame", "monitor_timed"]
+           "monitor_stream", "monitor_stream_frame", "monitor_timed", "stream_state"]

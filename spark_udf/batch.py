@@ -66,6 +66,7 @@ import pandas as pd
 from qre.runtime.keys import same_key, stream_ids
 from qre.runtime.monitor import Monitor, tag_codes
 from qre.runtime.order import processing_order, sortable_times
+from qre.runtime.window_fields import check_runnable
 
 from .plan import (
     Plan,
@@ -120,6 +121,8 @@ def monitor_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     df = spark_frame(df, "monitor_frame")
     plan = make_plan("monitor_frame", df, monitor, key, time, tag, value, tiebreak, engine,
                      unknown_tags, keep=keep, prefix=prefix)
+    if method != "local":  # these feed a key's events in pieces, windows need them whole
+        check_runnable(monitor, f"monitor_frame(method={method!r})")
     schema = StructType(output_fields(df.schema, plan))
     events = df.select(*plan.columns)
     if method == "grouped":
@@ -234,9 +237,10 @@ def _run_local(batches: Iterator[Any], plan: Plan, schema: Any) -> Iterator[Any]
     import pyarrow as pa
     from pyspark.sql.pandas.types import to_arrow_schema
 
-    table = pa.Table.from_batches(list(batches))
-    if table.num_rows == 0:
+    parts = [b for b in batches if b.num_rows]  # Spark may call with no batch at all
+    if not parts:
         return
+    table = pa.Table.from_batches(parts)
     m = worker_monitor(plan)
     engine = m.resolve_engine(plan.engine)
     ev = _read_events(table, m, engine, plan, time_ordered=False)

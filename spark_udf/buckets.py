@@ -30,8 +30,10 @@ State per key (``Bucket.keys``, one row a key): the grouped key, the configurati
 as bytes (``status uint8[Q]`` then ``value float64[Q]``: 9·|Q| bytes, the
 kernel's own), the last processed event's order columns (without a watermark:
 what a late event is compared with), its time in µs, the key's wake-up and number
-of waiting events (with a watermark), and a timed monitor's clock and unsettled
-window results. The waiting events (``Bucket.pending``) follow the keys' order,
+of waiting events (with a watermark), a timed monitor's clock and unsettled
+window results, and a query with sliding windows their contents (``windows``,
+:meth:`qre.runtime.window_contents.WindowContents.to_bytes`; such a query steps key by
+key). The waiting events (``Bucket.pending``) follow the keys' order,
 each key's in processing order, without their key: the counts say whose they are
 (the key's text on every waiting event was a sixth of a bucket's state).
 
@@ -51,6 +53,7 @@ import pandas as pd
 
 from qre.runtime.keys import stream_ids
 from qre.runtime.monitor import Monitor, tag_codes
+from qre.runtime.window_contents import WindowContents
 
 from . import keyed
 from .keyed import TIME_US, Checkpoint, KeyState, Rules
@@ -82,6 +85,22 @@ class BucketRules:
     engine: str
     key_of: Callable[[Any], Any]
     """The user's key from the grouped one (a numeric key is grouped by its text)."""
+    compress_after_us: int | None = None
+    """Seed 001's D for window contents: those of a key whose last event is at least this
+    far behind the watermark are stored compressed (None: never; 0: always)."""
+
+    def stored_windows(self, contents: WindowContents | None, last_us: int | None,
+                       watermark_us: int | None) -> bytes | None:
+        """A key's window contents as ``Bucket.keys`` stores them: compressed once the
+        key has been idle for :attr:`compress_after_us`."""
+        if contents is None:
+            return None
+        return contents.to_bytes(compress=self.idle(last_us, watermark_us))
+
+    def idle(self, last_us: int | None, watermark_us: int | None) -> bool:
+        d = self.compress_after_us
+        return d is not None and (d == 0 or (
+            last_us is not None and watermark_us is not None and watermark_us - last_us >= d))
 
     @property
     def key_columns(self) -> list[str]:
@@ -111,6 +130,8 @@ def key_columns(plan: Plan, rules: Rules) -> list[str]:
                   "sent_value"]
     if rules.optimistic:
         names += (["ahead_us"] if not rules.timed else []) + ["asserted", "checkpoints"]
+    if plan.stored_windows:
+        names.append("windows")
     return names
 
 
@@ -152,7 +173,7 @@ class Bucket:
         for c in _NULLABLE_LONGS:
             if c in frame and frame[c].dtype != "Int64":  # e.g. all null: objects
                 frame[c] = pd.array(frame[c].tolist(), dtype="Int64")
-        for c in ("config", "asserted", "checkpoints"):
+        for c in ("config", "asserted", "checkpoints", "windows"):
             if c in frame:
                 frame[c] = frame[c].astype(object)
         return Bucket(frame, _arrow_frame(pending))
@@ -188,7 +209,7 @@ def step_bucket(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
     if events is not None and events[spec.plan.time].isna().any():
         row = int(np.flatnonzero(events[spec.plan.time].isna().to_numpy())[0])
         raise null_time_error("monitor_stream", spec.plan, spec.key_of(events[GROUP].iloc[row]))
-    if spec.rules.timed or spec.rules.optimistic:
+    if spec.rules.timed or spec.rules.optimistic or spec.plan.stored_windows:
         return _step_each(spec, bucket, events, watermark_us)
     return _step_all(spec, bucket, events, watermark_us)
 
@@ -208,7 +229,7 @@ def _step_each(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
     for g in range(len(uniques)):
         waiting = bucket.pending.iloc[waiting_of[g]] if g < k0 else None
         if not touched[g]:
-            rows.append(bucket.keys.iloc[g].to_dict())
+            rows.append(_idle_row(spec, bucket.keys.iloc[g].to_dict(), watermark_us))
             if waiting is not None and len(waiting):
                 pending.append(waiting)
             continue
@@ -221,7 +242,7 @@ def _step_each(spec: BucketRules, bucket: Bucket, events: pd.DataFrame | None,
         if len(out):
             outputs.append(out)
         if new is not None:
-            rows.append(_key_row(spec, group, new))
+            rows.append(_key_row(spec, group, new, watermark_us))
             if new.pending is not None:
                 pending.append(new.pending[spec.pending_columns])
     keys = pd.DataFrame(rows, columns=spec.key_columns)
@@ -259,11 +280,24 @@ def _key_state(spec: BucketRules, row: pd.Series, pending: pd.DataFrame | None) 
     return KeyState(config, last, last_us, waiting, _int(row.get("clock_us")), sent,
                     _int(row.get("ahead_us")), _int(row.get("opened_us")),
                     None if asserted is None else _arrow_frame(asserted),
-                    () if checkpoints is None else _checkpoints(spec, checkpoints))
+                    () if checkpoints is None else _checkpoints(spec, checkpoints),
+                    windows=_windows(row.get("windows")))
 
 
-def _key_row(spec: BucketRules, group: Any, state: KeyState) -> dict[str, Any]:
-    """A key's row of ``Bucket.keys`` from its state."""
+def _idle_row(spec: BucketRules, row: dict[str, Any], watermark_us: int | None
+              ) -> dict[str, Any]:
+    """The row of a key that did not step: as it was, its window contents compressed if it
+    has become idle for D (Algorithm 1's L34–42, seed 001)."""
+    data = row.get("windows")
+    if data is None or spec.compress_after_us is None or WindowContents.is_compressed(data) \
+            or not spec.idle(_int(row.get("last_us")), watermark_us):
+        return row
+    return {**row, "windows": WindowContents.from_bytes(data).to_bytes(compress=True)}
+
+
+def _key_row(spec: BucketRules, group: Any, state: KeyState, watermark_us: int | None
+             ) -> dict[str, Any]:
+    """A key's row of ``Bucket.keys`` from its state (at the watermark of the step)."""
     row: dict[str, Any] = {GROUP: group, "config": None if state.config is None
                            else _config_bytes(spec.monitor, state.config[None, :])[0]}
     if not spec.rules.watermark:
@@ -277,6 +311,7 @@ def _key_row(spec: BucketRules, group: Any, state: KeyState) -> dict[str, Any]:
     # Optimistic processing: the rows asserted for the pending events, as Arrow IPC.
     row["asserted"] = None if state.asserted is None else _arrow_bytes(state.asserted)
     row["checkpoints"] = _checkpoint_bytes(spec, state.checkpoints)
+    row["windows"] = spec.stored_windows(state.windows, state.last_us, watermark_us)
     sent = [list(column) for column in zip(*state.sent, strict=True)] or [[], [], []]
     row["sent_us"], row["sent_status"], row["sent_value"] = sent
     return {c: row[c] for c in spec.key_columns}
@@ -298,7 +333,10 @@ def _checkpoint_bytes(spec: BucketRules, checkpoints: tuple[Checkpoint, ...]) ->
                           "rows": [c.rows for c in checkpoints],
                           **{f: pd.array([getattr(c.state, f) for c in checkpoints],
                                          dtype="Int64") for f in _CHECKPOINT_LONGS[2:]},
-                          "config": _config_bytes(spec.monitor, states, has)})
+                          "config": _config_bytes(spec.monitor, states, has),
+                          "windows": pd.array([None if c.state.windows is None
+                                               else c.state.windows.to_bytes()
+                                               for c in checkpoints], dtype=object)})
     return _arrow_bytes(frame)
 
 
@@ -311,11 +349,18 @@ def _checkpoints(spec: BucketRules, data: bytes) -> tuple[Checkpoint, ...]:
     flat = iter(_flat(spec.monitor, stored) if stored else [])
     configs = [None if b is None else next(flat) for b in blobs]
     longs = {f: [_int(v) for v in frame[f].tolist()] for f in _CHECKPOINT_LONGS}
+    windows = [_windows(w) for w in frame["windows"].tolist()]
     return tuple(
         Checkpoint(position, rows, KeyState(config, None if last_us is None else (), last_us,
-                                            clock_us=clock_us, opened_us=opened_us))
-        for config, position, rows, last_us, clock_us, opened_us in zip(
-            configs, *longs.values(), strict=True))
+                                            clock_us=clock_us, opened_us=opened_us,
+                                            windows=contents))
+        for config, contents, position, rows, last_us, clock_us, opened_us in zip(
+            configs, windows, *longs.values(), strict=True))
+
+
+def _windows(data: bytes | None) -> WindowContents | None:
+    """A key's window contents as ``windows`` stores them (None: none)."""
+    return None if data is None else WindowContents.from_bytes(data)
 
 
 # ---------------------------------------------------------------------- all keys at once

@@ -61,6 +61,7 @@ from qre.language.clock import TooManyTicks, clock_steps, session_starts
 from qre.language.patterns import CLOCK_FIELD, durations
 from qre.runtime.monitor import Monitor, tag_codes
 from qre.runtime.timed import TIME_FIELD
+from qre.runtime.window_contents import WindowContents
 
 from .plan import Plan, concat_rows, event_data, feed_in_runs, frame_rows, plain, take_rows, text
 
@@ -83,13 +84,13 @@ stamp in µs, what the bound is compared with (:mod:`spark_udf.optimistic`)."""
 def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
         events: pd.DataFrame | None, state: KeyState, watermark_us: int | None,
         boundaries: bool = False, cuts: Sequence[int] = ()
-        ) -> tuple[np.ndarray | None, tuple[int | None, int | None], pd.DataFrame, list[Cut]]:
+        ) -> tuple[Resumed, tuple[int | None, int | None], pd.DataFrame, list[Cut]]:
     """Feed the released ``events`` (None on a timer) with the clock's ticks up to the
-    watermark: the key's configuration, its clock (``KeyState.clock_us`` and
-    ``opened_us``) afterwards, the emitted rows (with ``boundaries``, also the column
-    :data:`TICK_US`), and for each k in ``cuts`` the :data:`Cut` after the first k
-    events, before the ticks after them (what a run of those k events up to the last one's
-    time would leave)."""
+    watermark: the key's configuration and window contents, its clock
+    (``KeyState.clock_us`` and ``opened_us``) afterwards, the emitted rows (with
+    ``boundaries``, also the column :data:`TICK_US`), and for each k in ``cuts`` the
+    :data:`Cut` after the first k events, before the ticks after them (what a run of those
+    k events up to the last one's time would leave)."""
     times = (np.zeros(0, dtype=np.int64) if events is None
              else events[_TIME_US].to_numpy(dtype=np.int64))
     kept = np.arange(len(times))
@@ -106,10 +107,11 @@ def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
             f"key {plain(key)!r}", f"{e.start} µs", f"{e.end} µs")) from None
     starts = _window_starts(rules, state, event < 0, step_us)
     clock = (state.clock_us, state.opened_us)
+    resumed = (state.config, state.windows)
     if len(event) == 0:
-        return state.config, clock, _rows(plan, rules, key, event, step_us, None,
-                                          np.zeros(0, np.uint8), np.zeros(0), starts,
-                                          boundaries), [(state.config, *clock, 0)] * len(cuts)
+        return resumed, clock, _rows(plan, rules, key, event, step_us, None,
+                                     np.zeros(0, np.uint8), np.zeros(0), starts,
+                                     boundaries), [(resumed, *clock, 0)] * len(cuts)
     data = _event_record(plan, rules, events, times[kept])
     if events is not None and m.derivation is not None:
         codes = m.derivation.apply(codes, data)
@@ -118,11 +120,13 @@ def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
     step_codes = np.where(tick, m.alphabet.index(TICK) if TICK in m.alphabet else 0,
                           codes[take] if events is not None else 0)
     step_data = _step_data(m, rules, data, take, tick, step_us)
-    session = m.session(state.config, engine=engine)
+    session = m.session(state.config, engine=engine, windows=state.windows)
     ends = _cut_steps(cuts, kept, times, event, step_us)
+    windowed = m.windows is not None  # the window store reads the steps' times (µs)
     try:
         status, value, configs = feed_in_runs(session, len(event), ends, lambda rows: session.feed(
-            step_codes[rows], take_rows(step_data, rows), derive=False))
+            step_codes[rows], take_rows(step_data, rows), derive=False,
+            times=step_us[rows] if windowed else None))
     except ValueError as e:
         raise ValueError(f"monitor_stream, key {plain(key)!r} "
                          f"(this micro-batch's events in time order): {e}") from None
@@ -132,14 +136,18 @@ def run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
         at_cuts = [(config, *_clock_at(state, step_us, starts, end), int(emitted[end]))
                    for config, end in zip(configs, ends, strict=True)]
     opened = state.opened_us if starts is None else int(starts[-1])
-    return session.state, (int(step_us[-1]), opened), _rows(
+    return (session.state, session.windows), (int(step_us[-1]), opened), _rows(
         plan, rules, key, event, step_us, events, status[:, 0], value[:, 0], starts,
         boundaries), at_cuts
 
 
-Cut = tuple[np.ndarray | None, int | None, int | None, int]
-"""A key's configuration, ``clock_us`` and ``opened_us`` part-way through :func:`run`, and
-the rows emitted before."""
+Resumed = tuple[np.ndarray | None, WindowContents | None]
+"""What a key's session resumes from: its configuration (``Session.state``; None: the
+initial one) and its window contents (``Session.windows``; None: none yet or no window)."""
+
+Cut = tuple[Resumed, int | None, int | None, int]
+"""A key's configuration and window contents, ``clock_us`` and ``opened_us`` part-way
+through :func:`run`, and the rows emitted before."""
 
 
 def _cut_steps(cuts: Sequence[int], kept: np.ndarray, times: np.ndarray, event: np.ndarray,

@@ -67,6 +67,7 @@ import pandas as pd
 from qre.language.clock import Clock
 from qre.runtime.monitor import Monitor, Output, Session
 from qre.runtime.order import zero_rank
+from qre.runtime.window_contents import WindowContents
 
 from . import clocked
 from .plan import (
@@ -202,6 +203,9 @@ class KeyState:
     replayed: int = 0
     """Optimistic processing, a statistic of the step that made this state (not kept
     across micro-batches): the events it ran that a step had run before."""
+    windows: WindowContents | None = None
+    """A query with sliding windows: the events they can still reach
+    (:attr:`qre.runtime.monitor.Session.windows`); None: no event yet, or no window."""
 
 
 @dataclass(frozen=True)
@@ -278,27 +282,27 @@ def advance_in_runs(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any,
     """:func:`advance`, and a :class:`Checkpoint` after each of the first ``cuts`` events
     (increasing positions in ``on_time``, 1 to its length): the state there with no
     clock tick after its last event, and the number of rows before (one kernel pass)."""
-    config, last, last_us = state.config, state.last, state.last_us
+    resumed, last, last_us = (state.config, state.windows), state.last, state.last_us
     clock_us, opened_us = state.clock_us, state.opened_us
     if on_time is not None:
         last = _order_values(on_time, plan, len(on_time) - 1)
         last_us = int(on_time[TIME_US].iloc[-1]) if rules.watermark or rules.timed else None
     rows, at_cuts = None, []
     if rules.timed and (on_time is not None or state.clock_us is not None):
-        config, (clock_us, opened_us), rows, at_cuts = clocked.run(
+        resumed, (clock_us, opened_us), rows, at_cuts = clocked.run(
             plan, rules, m, engine, key, on_time, state, watermark_us, boundaries=boundaries,
             cuts=cuts)
     elif on_time is not None:
-        config, rows, configs = _run(plan, rules, m, engine, key, on_time, state, cuts)
+        resumed, rows, configs = _run(plan, rules, m, engine, key, on_time, state, cuts)
         at_cuts = [(c, state.clock_us, state.opened_us, k) for c, k in zip(configs, cuts,
                                                                             strict=True)]
     points = [Checkpoint(k, n_rows, replace(
-        state, config=c, last=_order_values(on_time, plan, k - 1),
+        state, config=c, windows=w, last=_order_values(on_time, plan, k - 1),
         last_us=int(on_time[TIME_US].iloc[k - 1]) if rules.watermark or rules.timed else None,
-        clock_us=c_us, opened_us=o_us)) for k, (c, c_us, o_us, n_rows) in zip(
+        clock_us=c_us, opened_us=o_us)) for k, ((c, w), c_us, o_us, n_rows) in zip(
             cuts, at_cuts, strict=True)] if on_time is not None else []
-    return replace(state, config=config, last=last, last_us=last_us, clock_us=clock_us,
-                   opened_us=opened_us), rows, points
+    return replace(state, config=resumed[0], windows=resumed[1], last=last, last_us=last_us,
+                   clock_us=clock_us, opened_us=opened_us), rows, points
 
 
 def wake_ms(state: KeyState, rules: Rules) -> int | None:
@@ -427,9 +431,10 @@ def late_rows(plan: Plan, rules: Rules, key: Any, late: pd.DataFrame,
 
 def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd.DataFrame,
          state: KeyState, cuts: Sequence[int] = ()
-         ) -> tuple[np.ndarray, pd.DataFrame, list[np.ndarray]]:
-    """Feed the on-time events, afresh after each idle gap; the final configuration, the
-    rows (one per event) and the configuration after the first k events for k in ``cuts``."""
+         ) -> tuple[clocked.Resumed, pd.DataFrame, list[clocked.Resumed]]:
+    """Feed the on-time events, afresh after each idle gap; the final configuration and
+    window contents, the rows (one per event) and the same after the first k events for k
+    in ``cuts``."""
     n = len(events)
     starts = [0]
     fresh = state.config is None
@@ -443,9 +448,12 @@ def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd
     data = event_data(events, plan)
     status = np.empty((n, len(plan.outputs)), dtype=np.int8)
     value = np.empty((n, len(plan.outputs)), dtype=np.float64)
-    config, configs = state.config, []
+    resumed: clocked.Resumed = (state.config, state.windows)
+    configs: list[clocked.Resumed] = []
     for lo, hi in itertools.pairwise(bounds):
-        session = m.session(None if (fresh or lo > 0) else config, engine=engine)
+        afresh = fresh or lo > 0  # after an idle gap longer than the ttl: a new key
+        session = m.session(None if afresh else resumed[0], engine=engine,
+                            windows=None if afresh else resumed[1])
         ends = [k - lo for k in cuts if lo < k <= hi]
 
         def feed(rows: slice, lo: int = lo, session: Session = session) -> Output:
@@ -459,11 +467,11 @@ def _run(plan: Plan, rules: Rules, m: Monitor, engine: str, key: Any, events: pd
             raise ValueError(f"monitor_stream, key {plain(key)!r} "
                              f"(this micro-batch's events in time order): {e}") from None
         configs += at
-        config = session.state
+        resumed = (session.state, session.windows)
     rows = frame_rows(plan, key, events, status, value, late=False)
     if rules.speculate_us is not None:
         rows[clocked.ROW_US] = events[TIME_US].to_numpy(dtype=np.int64)
-    return config, rows, configs
+    return resumed, rows, configs
 
 
 def no_rows(plan: Plan) -> pd.DataFrame:

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from dt import DT
+from qre.language.ast import Aggregate, WindowSignal
 from qre.language.clock import Clock
 from qre.language.derive import Derivation
 from qre.runtime.frames import value_columns_problem
@@ -32,7 +33,6 @@ from qre.runtime.monitor import Monitor, Output, Session
 from qre.runtime.order import Tie, event_order, sortable
 from qre.runtime.output import check_no_collision, result_columns
 from qre.runtime.timed import is_timed, needed_fields
-from qre.runtime.window_fields import check_runnable
 
 __all__ = ["LATE", "START", "Plan", "check_arguments", "concat_rows", "feed_in_runs", "frame_rows",
            "make_plan", "monitor_fingerprint", "nan_for_null", "order_of", "spark_frame",
@@ -42,7 +42,8 @@ __all__ = ["LATE", "START", "Plan", "check_arguments", "concat_rows", "feed_in_r
 def monitor_fingerprint(m: Monitor) -> str:
     """A digest of what a monitor computes and of the layout of its state: its DT
     as compiled and as optimized, and its alphabet (and a timed monitor's clock and
-    derived tags).
+    derived tags, and a query's sliding windows: its DT reads their values as fields,
+    so ``sum_over(3, cur)`` and ``distinct_over(3, cur)`` have the same DT).
 
     Two monitors with the same fingerprint give the same outputs on every
     input and read each other's ``Session.state``; a checkpointed stream
@@ -51,6 +52,8 @@ def monitor_fingerprint(m: Monitor) -> str:
     parts = [_dt_text(m), m.dt.to_json(indent=None), list(m.alphabet)]
     if m.clock is not None or m.derivation is not None:  # timed: the clock and tags too
         parts.append(repr((m.clock, m.derivation and m.derivation.tags)))
+    if m.windows is not None:
+        parts.append(repr(m.windows.windows))
     text = json.dumps(parts)
     return hashlib.sha256(text.encode()).hexdigest()
 
@@ -85,6 +88,9 @@ class Plan:
     and tag columns and those ``keep`` asked for (all, by default)."""
     prefix: str = ""
     """The start of every column name the monitor adds (:mod:`qre.runtime.output`)."""
+    stored_windows: tuple[WindowSignal | Aggregate, ...] = ()
+    """The query's sliding windows and stored window aggregates (:attr:`Monitor.windows`):
+    the worker's monitor computes them before its DT."""
 
     @property
     def order(self) -> list[str]:
@@ -144,7 +150,6 @@ def check_arguments(caller: str, monitor: Any, key: Any, time: Any, tag: Any, va
         if not (isinstance(names, Sequence) and all(isinstance(n, str) for n in names)):
             raise TypeError(f"{caller}: {role} must be a column name or a list of them, not "
                             f"{type(names).__name__}")
-    check_runnable(monitor, caller)  # sliding windows: not kept in Spark's state yet
     monitor.resolve_engine(engine)  # an unknown engine: a ValueError naming it
     if not isinstance(unknown_tags, str) or unknown_tags not in ("error", "skip"):
         raise ValueError(f"{caller}: unknown_tags must be 'error' or 'skip', got "
@@ -185,9 +190,9 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
                              f"(columns: {', '.join(df.columns)})")
     if hasattr(df, "sparkSession"):  # (the stream simulator of the tests plans on pandas)
         _check_types(caller, df.schema, time, values, stamped)
-    source = monitor.unoptimized or monitor.dt
+    reads_scalar_cur = monitor._data_reads.reads_scalar_cur
     problem = value_columns_problem(
-        needed_fields(monitor), source.reads_scalar_cur, values,
+        needed_fields(monitor), reads_scalar_cur, values,
         lambda col: "value column" if col is None else f"{col!r} to the value columns")
     if problem is not None:
         raise ValueError(problem)
@@ -203,8 +208,9 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
         # before the call puts every batch on codegen.
         monitor.prepare("codegen", background=True)
     return Plan(_dt_text(monitor), tuple(monitor.alphabet), key, time, tag, values, ties,
-                source.reads_scalar_cur, monitor.outputs, engine, unknown_tags,
-                _session_time_zone(df), monitor.clock, monitor.derivation, shown, prefix)
+                reads_scalar_cur, monitor.outputs, engine, unknown_tags,
+                _session_time_zone(df), monitor.clock, monitor.derivation, shown, prefix,
+                () if monitor.windows is None else monitor.windows.windows)
 
 
 def _check_types(caller: str, schema: Any, time: str, values: Sequence[str],
@@ -399,13 +405,13 @@ _WORKER_MONITORS: dict[str, Monitor] = {}
 
 def worker_monitor(plan: Plan) -> Monitor:
     """The plan's monitor, rebuilt once per worker process (kernels load from their caches)."""
-    digest = hashlib.sha256(repr((plan.dt_json, plan.clock, plan.derivation)).encode()
-                            ).hexdigest()
+    digest = hashlib.sha256(repr((plan.dt_json, plan.clock, plan.derivation,
+                                  plan.stored_windows)).encode()).hexdigest()
     m = _WORKER_MONITORS.get(digest)
     if m is None:
         m = _WORKER_MONITORS[digest] = Monitor.from_dt(
             DT.from_json(plan.dt_json), list(plan.alphabet), clock=plan.clock,
-            derivation=plan.derivation)
+            derivation=plan.derivation, windows=plan.stored_windows)
     return m
 
 
@@ -514,8 +520,9 @@ def feed_in_runs(session: Session, n: int, ends: Sequence[int],
                  feed: Callable[[slice], Output]) -> tuple[np.ndarray, np.ndarray, list[Any]]:
     """Feed a session its ``n`` steps (``feed`` of a slice of them) in runs, one ending at
     each of ``ends`` (increasing, at most ``n``), then the rest: the status and value of
-    every step (shape (n, outputs)) and :attr:`Session.state` after each end (optimistic
-    processing's checkpoints, taken without a second pass over the steps)."""
+    every step (shape (n, outputs)) and :attr:`Session.state` and :attr:`Session.windows`
+    after each end (optimistic processing's checkpoints, taken without a second pass over
+    the steps)."""
     outputs = len(session.monitor.outputs)
     if not ends:  # one run: its outputs as they come
         out = feed(slice(0, n))
@@ -529,7 +536,7 @@ def feed_in_runs(session: Session, n: int, ends: Sequence[int],
             status[lo:hi] = out.status.reshape(hi - lo, -1)
             value[lo:hi] = out.value.reshape(hi - lo, -1)
             lo = hi
-        states.append(session.state)
+        states.append((session.state, session.windows))
     return status, value, states[:len(ends)]
 
 

@@ -159,6 +159,8 @@ class _Spec:
     """``integral`` or ``fractional``: the key is grouped by its text (:data:`KEY_TEXT`)."""
     buckets: int = 1
     """How many buckets the keys are hashed into (module docstring, "How it runs")."""
+    compress_after_us: int | None = None
+    """``compress_windows``: window contents idle this long are stored compressed."""
 
     @property
     def group_column(self) -> str:
@@ -181,7 +183,8 @@ class _Spec:
         return _key_from_text(grouped, self.key_text) if self.key_text else grouped
 
     def bucket_rules(self, monitor: Monitor, engine: str) -> BucketRules:
-        return BucketRules(self.plan, self.rules, monitor, engine, self.key)
+        return BucketRules(self.plan, self.rules, monitor, engine, self.key,
+                           self.compress_after_us)
 
 
 def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
@@ -191,7 +194,8 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                          lateness: Any = None, keep: str | Sequence[str] | None = None,
                          prefix: str = "", engine: str = "auto",
                          unknown_tags: str = "error", buckets: int | None = None,
-                         optimistic: bool = False, speculate: Any = None) -> Any:
+                         optimistic: bool = False, speculate: Any = None,
+                         compress_windows: Any = None) -> Any:
     """The streaming DataFrame of ``monitor`` run per key over the streaming ``df``.
 
     Columns as :func:`spark_udf.monitor_frame`'s (``keep``, ``prefix`` alike) plus
@@ -226,7 +230,12 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     how far ahead of the final rows the changelog goes: a row is emitted once its time
     is within ``speculate`` of the release point (the watermark less the lateness, where
     rows become final), so fewer rows are retracted and re-inserted, at that much
-    latency; None (the default) emits every row on arrival, ``0`` final rows only. The
+    latency; None (the default) emits every row on arrival, ``0`` final rows only.
+    ``compress_windows`` (a duration; a query with sliding windows): seed 001's D — the
+    window contents of a key whose last event is that far behind the watermark are kept
+    compressed in the state store (lz4 on delta-encoded, byte-shuffled arrays), and
+    decompressed when the key steps again; ``0`` compresses all, None (the default)
+    none. :func:`spark_udf.stream_state` reports the state's bytes per key. The
     others are :func:`monitor_frame`'s. See the module docstring.
     """
     from pyspark.sql import functions as F
@@ -245,12 +254,13 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     delay_us, rules = checked_rules(monitor, kind, time_unit, watermark, ttl, late, lateness,
                                     optimistic, speculate)
     buckets = _bucket_count(df, buckets)
+    compress_after_us = _compress_after_us(monitor, compress_windows, delay_us)
     plan = make_plan("monitor_stream", df, monitor, key, time, tag, value, tiebreak, engine,
                      unknown_tags, timed=True, keep=keep, prefix=prefix,
                      added=[LATE, *([CHANGE] if optimistic else [])], stamped=is_timed(monitor))
     key_text = _key_text(F.col(key), df.schema[key].dataType)
     spec = _Spec(plan, rules, monitor_fingerprint(monitor),
-                 None if key_text is None else key_text[0], buckets)
+                 None if key_text is None else key_text[0], buckets, compress_after_us)
     _use_rocksdb(df.sparkSession)
     events = df.select(*plan.columns)
     if rules.timed and delay_us is None:
@@ -281,6 +291,21 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     return nan_for_null(out, plan).observe(
         METRICS, F.count(F.lit(1)).alias("rows"),
         F.count_if(F.col(plan.added(LATE))).alias("late"), retracted)
+
+
+def _compress_after_us(monitor: Monitor, compress_windows: Any, delay_us: int | None
+                       ) -> int | None:
+    """``compress_windows`` checked: D in µs, or None."""
+    if compress_windows is None:
+        return None
+    if monitor.windows is None:
+        raise ValueError("monitor_stream: compress_windows compresses the contents of sliding "
+                         "windows; this query has none")
+    d = duration_us(compress_windows, "compress_windows")
+    if d and delay_us is None:
+        raise ValueError("monitor_stream: compress_windows above 0 needs a watermark (a key "
+                         "is idle when the watermark has passed its last event by that much)")
+    return d
 
 
 def _bucket_count(df: Any, buckets: Any) -> int:

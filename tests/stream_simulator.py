@@ -123,15 +123,18 @@ def arrivals(draw, jitter: int, distinct: bool = False, min_events: int = 1):  #
 
 
 def simulate_buckets(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
-                     delay: int | None, n_buckets: int) -> pd.DataFrame:
+                     delay: int | None, n_buckets: int, compress_after_us: int | None = None,
+                     stored: list[Bucket] | None = None) -> pd.DataFrame:
     """The rows of :func:`simulate`'s stream, each key's state in the bucket
     ``k % n_buckets``: a bucket steps when it has events, then once more when its
     earliest key's wake-up is due (its timer); between steps it is stored as the state
-    store holds it (``Bucket.to_bytes``)."""
+    store holds it (``Bucket.to_bytes``), window contents compressed after
+    ``compress_after_us`` of idleness. ``stored`` receives every bucket stored."""
     plan = make_plan("test", batches[0], m, "k", "t", "tag", "v", (), "table", "error",
                      timed=rules.timed)
-    spec = BucketRules(plan, rules, m, "table", lambda group: group)
+    spec = BucketRules(plan, rules, m, "table", lambda group: group, compress_after_us)
     buckets = {b: Bucket.empty(spec) for b in range(n_buckets)}
+    stored = [] if stored is None else stored
     outputs, watermark_ms, latest = [], 0, None
     for batch in [*batches, None]:
         if batch is None:
@@ -144,6 +147,7 @@ def simulate_buckets(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
             if len(events):
                 new, rows = step_bucket(spec, buckets[b], events, watermark_us)
                 buckets[b] = Bucket.from_bytes(*new.to_bytes())
+                stored.append(buckets[b])
                 outputs.append(rows)
         for b in range(n_buckets):
             wake = (buckets[b].keys["wake_ms"].dropna() if rules.watermark
@@ -151,6 +155,7 @@ def simulate_buckets(m: Monitor, batches: list[pd.DataFrame], rules: Rules,
             if len(wake) and wake.min() <= watermark_ms:
                 new, rows = step_bucket(spec, buckets[b], None, watermark_us)
                 buckets[b] = Bucket.from_bytes(*new.to_bytes())
+                stored.append(buckets[b])
                 outputs.append(rows)
         if len(batch) and delay is not None:
             latest = max(latest or 0, int(batch[TIME_US].max()))

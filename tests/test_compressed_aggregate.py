@@ -48,7 +48,7 @@ def streams(draw):  # type: ignore[no-untyped-def]
     return out
 
 
-def run(stream, advance: int, size: int, idle: int | None, codec: str = "zstd"):
+def run(stream, advance: int, size: int, idle: int | None, codec: str = "lz4"):
     a = CompressedAggregate(advance, size, idle=idle, output=total, codec=codec)
     out = []
     for key, time, value in stream:
@@ -142,3 +142,18 @@ def test_bad_arguments():
     a.process("k", 5, 1.0)
     with pytest.raises(ValueError, match="time order"):
         a.process("k", 4, 1.0)
+
+
+def test_a_compressed_gamma_is_decompressed_only_when_a_tuple_leaves_it():
+    """A γ carries f_O of its tuples when compressed: closes that drop none of its tuples
+    output that value without decompressing (Algorithm 1 decompresses at every close)."""
+    a = CompressedAggregate(10, 50, idle=0, output=len)
+    a.process("gone", 3, 1.0)
+    out = a.process("gone", 14, 1.0)  # [-40, 10) closes; γ [3, 14], compressed again
+    assert a.counters.decompressions == 1  # for the update
+    out += a.advance_to(60)  # instances [-30, 20) … [10, 60) close
+    assert [(left, v) for _, left, _, v in out] == [(-40, 1.0), (-30, 2.0), (-20, 2.0),
+                                                    (-10, 2.0), (0, 2.0), (10, 1.0)]
+    # Only the closes of [0, 50) (3 leaves) and [10, 60) (14 leaves) needed the tuples.
+    assert a.counters.decompressions == 1 + 2
+    assert not a.gammas

@@ -15,8 +15,12 @@ from spark_udf.keyed import LATE, TIME_US, Rules
 
 WINDOWS = ["aggregate(sum(cur.v), 4s, 2s)", "aggregate(count(), 3s)",
            "aggregate(last(cur.v), 6s, 2s, [a])", "aggregate(matches(seq(a, b)), 4s, 2s)",
-           "aggregate(sum(cur.v), session(3s))", "aggregate(count(), session(2s), [a])"]
-PATTERNS = ["matched(within(seq(a, b), 3s))", "matches(seq(a, not(b), a))"]
+           "aggregate(sum(cur.v), session(3s))", "aggregate(count(), session(2s), [a])",
+           # issue 23: window aggregates of the window store (contents in the key's state)
+           "aggregate(median(cur.v), 4s, 3s)", "aggregate(quantile(cur.v, 0.25), 5s, 2s, [a])"]
+PATTERNS = ["matched(within(seq(a, b), 3s))", "matches(seq(a, not(b), a))",
+            # issue 23: sliding windows over durations, no clock
+            "max_over(3s, cur.v) > median_over(2, cur.v)"]
 
 
 def rules(m: Monitor, watermark: bool = True, lateness: int = 0) -> Rules:

@@ -494,6 +494,12 @@ STORED_FUNCTIONS = ("count", "sum", "min", "max", "avg", *HOLISTIC_FUNCTIONS)
 the DT cannot hold the window (:attr:`Aggregate.stored`)."""
 
 
+def _check_probability(p: float | None) -> None:
+    """A quantile's p (None: not a quantile)."""
+    if p is not None and not 0.0 <= p <= 1.0:
+        raise ValueError(f"a quantile's p is between 0 and 1, not {p}")
+
+
 @dataclass(frozen=True, slots=True)
 class WindowFunction:
     """A builtin window function: ``count()``, ``NAME(t)`` or ``quantile(t, p)``, t a
@@ -515,8 +521,7 @@ class WindowFunction:
             raise ValueError("quantile(t, p) takes a term and a probability p"
                              if self.name == "quantile" else
                              f"{self.name}(t) takes one term argument")
-        if self.p is not None and not 0.0 <= self.p <= 1.0:
-            raise ValueError(f"a quantile's p is between 0 and 1, not {self.p}")
+        _check_probability(self.p)
 
 
 @dataclass(frozen=True, slots=True)
@@ -637,8 +642,7 @@ class WindowSignal:
             raise ValueError("quantile_over(size, t, p) takes a probability p"
                              if self.function == "quantile"
                              else f"{self.function}_over takes no probability")
-        if self.p is not None and not 0.0 <= self.p <= 1.0:
-            raise ValueError(f"a quantile's p is between 0 and 1, not {self.p}")
+        _check_probability(self.p)
 
 
 Pattern = PatternTag | PatternSeq | PatternOr | PatternAnd | PatternPlus | PatternWithin

@@ -13,7 +13,9 @@ timed queries (event times in whole δ, clock ticks, emitted rows);
 :mod:`~qre.runtime.frames` reads event tables for the command line and
 :mod:`~qre.runtime.progress` reports its stages; :mod:`~qre.runtime.changelog` is
 the change column of optimistic streams and the sink barrier that releases their
-final rows.
+final rows; :mod:`~qre.runtime.window_fields` computes sliding windows before the DT
+and :mod:`~qre.runtime.window_contents` carries their contents between calls;
+:mod:`~qre.runtime.compressed_aggregate` is seed 001's compressed Aggregate.
 
 Takes a monitor and columns of events (tags, values, keys, times); returns one
 output per event (``Output``) or the emitted rows of a timed run (a DataFrame). Cost:

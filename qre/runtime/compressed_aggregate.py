@@ -42,14 +42,24 @@ one WA at a time (no output is skipped: none exists).
 Compression. A γ is two arrays, int64 times and float64 values; packed, the times are
 delta-encoded (small, repetitive integers), both arrays are byte-shuffled (byte k of
 every value together: the exponent bytes of nearby floats agree) and compressed by a
-codec of ``pyarrow`` (:data:`CODECS`), zstd by default: benchmarks/compressed_windows.py
-measured a 3-hour γ of Linear Road reports at 0.031 of its 16 bytes a tuple with zstd
-(0.124 without the packing) at 43 µs a round trip, lz4 0.050 at 23 µs, brotli 0.026 at
-96 µs. Lossless: bit for bit the same arrays come back.
+codec of ``pyarrow`` (:data:`CODECS`), lz4 by default: benchmarks/compressed_windows.py
+measured a 3-hour γ of Linear Road reports at 0.050 of its 16 bytes a tuple with lz4 at
+23 µs a round trip, zstd 0.031 at 43 µs (0.124 without the packing), brotli 0.026 at
+96 µs; on Linear Road end to end (benchmarks/linear_road.py) lz4 costs about half
+zstd's throughput loss for about 10 % more memory. Lossless: bit for bit the same
+arrays come back.
+
+What a compressed γ keeps uncompressed: its earliest tuple's time and f_O of its tuples
+(computed when it is compressed). A γ always holds exactly the tuples of the next instance
+to close, so an output needs no decompression — f_O of the same tuples is the same value
+— and a shift needs one only when a tuple leaves. Algorithm 1 decompresses every
+compressed γ at every instance close (L12–24); here a γ that went idle is decompressed
+once per close that drops its tuples: for a vehicle that left the road, during the last
+span of its journey's length before the window forgets it (benchmarks/linear_road.py).
 
 Cost per tuple: O(1) dictionary work and an append; each instance close visits every key
-(Algorithm 1's L12–24) with an f_O and a shift, decompressing and recompressing a
-compressed γ; compression visits only the keys that became idle.
+(L12–24) and computes f_O of the uncompressed γs that changed since the last close;
+compression visits only the keys that became idle.
 """
 
 from __future__ import annotations
@@ -80,6 +90,8 @@ class _Gamma:
     values: np.ndarray = field(default_factory=lambda: np.empty(0, dtype=np.float64))
     length: int = 0
     """The tuples held: ``times[:length]`` (the arrays grow by doubling)."""
+    known: float | None = None
+    """f_O of the tuples held, if computed since they last changed (else None)."""
 
     def add(self, time: int, value: float) -> None:
         """f_A: append a tuple (times come in order)."""
@@ -90,6 +102,7 @@ class _Gamma:
         self.times[self.length] = time
         self.values[self.length] = value
         self.length += 1
+        self.known = None
 
     def shift(self, left: int) -> None:
         """f_S: drop the tuples before the new left boundary ``left``."""
@@ -99,6 +112,7 @@ class _Gamma:
             self.times[:keep] = self.times[cut:self.length]
             self.values[:keep] = self.values[cut:self.length]
             self.length = keep
+            self.known = None
 
     @property
     def nbytes(self) -> int:
@@ -108,17 +122,21 @@ class _Gamma:
 
 @dataclass(frozen=True)
 class _Packed:
-    """A compressed γ: :func:`pack`'s bytes and the number of tuples."""
+    """A compressed γ: :func:`pack`'s bytes, the number of tuples, and, uncompressed,
+    the earliest tuple's time and f_O of the tuples (so that a close needs the tuples
+    only when one of them leaves)."""
 
     data: bytes
     length: int
+    first: int
+    known: float
 
     @property
     def nbytes(self) -> int:
         return len(self.data)
 
 
-def pack(times: np.ndarray, values: np.ndarray, codec: str = "zstd") -> bytes:
+def pack(times: np.ndarray, values: np.ndarray, codec: str = "lz4") -> bytes:
     """``times`` (int64) and ``values`` (float64) of equal length, compressed losslessly:
     times as their first value and differences, both arrays byte-shuffled
     (:func:`codegen.window_store.packing.shuffled`), then ``codec``.
@@ -131,7 +149,7 @@ def pack(times: np.ndarray, values: np.ndarray, codec: str = "zstd") -> bytes:
     return pa.compress(shuffled(times, values), codec=codec, asbytes=True)
 
 
-def unpack(data: bytes, length: int, codec: str = "zstd") -> tuple[np.ndarray, np.ndarray]:
+def unpack(data: bytes, length: int, codec: str = "lz4") -> tuple[np.ndarray, np.ndarray]:
     """The times and values :func:`pack` compressed (``length`` of each)."""
     raw = pa.decompress(data, decompressed_size=16 * length, codec=codec, asbytes=True)
     return unshuffled(np.frombuffer(raw, dtype=np.uint8), length)
@@ -160,11 +178,11 @@ class CompressedAggregate:
     >>> a.flush()
     [('y', 10, 39, 1.0), ('x', 10, 39, 1.0), ('x', 20, 49, 1.0), ('x', 30, 59, 1.0)]
     >>> a.counters
-    Counters(compressions=9, decompressions=9)
+    Counters(compressions=3, decompressions=3)
     """
 
     def __init__(self, advance: int, size: int, *, idle: int | None,
-                 output: Callable[[np.ndarray], float], codec: str = "zstd") -> None:
+                 output: Callable[[np.ndarray], float], codec: str = "lz4") -> None:
         if not 0 < advance <= size:
             raise ValueError(f"an Aggregate has 0 < WA ≤ WS, not WA={advance}, WS={size}")
         if idle is not None and idle < 0:
@@ -246,20 +264,32 @@ class CompressedAggregate:
     def _close_one(self, key: Hashable, left: int) -> Iterator[Output]:
         """f_O of the key's instance [left, left + WS), then f_S to left + WA: γ holds
         exactly that instance's tuples (the earlier ones were shifted out, the later
-        ones close it first)."""
+        ones close it first). A compressed γ carries f_O of its tuples, so it is
+        decompressed (and compressed again) only when a tuple leaves it."""
         stored = self.gammas[key]
-        packed = isinstance(stored, _Packed)
-        gamma = self._unpack(stored) if packed else stored
-        assert isinstance(gamma, _Gamma)
-        if gamma.length:
-            yield key, left, left + self.size - 1, float(self.output(
-                gamma.values[:gamma.length]))
-        gamma.shift(left + self.advance)
-        if gamma.length == 0:
-            del self.gammas[key]
-            self._forget(key)  # defect 2: a removed γ leaves the bookkeeping
-        elif packed:
-            self.gammas[key] = self._pack(gamma)
+        stamp, after = left + self.size - 1, left + self.advance
+        if isinstance(stored, _Packed):
+            yield key, left, stamp, stored.known
+            if stored.first < after:
+                times, values = self._unpack(stored)
+                cut = int(np.searchsorted(times, after, side="left"))
+                if cut == stored.length:
+                    self._remove(key)
+                else:
+                    self.gammas[key] = self._pack(times[cut:], values[cut:], None)
+            return
+        if stored.known is None:
+            stored.known = float(self.output(stored.values[:stored.length]))
+        yield key, left, stamp, stored.known
+        if stored.times[0] < after:
+            stored.shift(after)
+            if stored.length == 0:
+                self._remove(key)
+
+    def _remove(self, key: Hashable) -> None:
+        """An empty γ is dropped, and leaves the bookkeeping at once (defect 2)."""
+        del self.gammas[key]
+        self._forget(key)
 
     def _unpacked(self, key: Hashable) -> _Gamma:
         """getOrCreate: the key's γ, decompressed if it was compressed."""
@@ -267,7 +297,8 @@ class CompressedAggregate:
         if stored is None:
             stored = self.gammas[key] = _Gamma()
         elif isinstance(stored, _Packed):
-            stored = self.gammas[key] = self._unpack(stored)
+            times, values = self._unpack(stored)
+            stored = self.gammas[key] = _Gamma(times, values, stored.length, stored.known)
         return stored
 
     def _touched(self, key: Hashable, time: int) -> None:
@@ -297,14 +328,17 @@ class CompressedAggregate:
                 gamma = self.gammas[key]
                 # Defect 2: a removed γ left the bookkeeping (_close_one), so it is here.
                 assert isinstance(gamma, _Gamma), "an idle key's γ is there, uncompressed"
-                self.gammas[key] = self._pack(gamma)
+                n = gamma.length
+                self.gammas[key] = self._pack(gamma.times[:n], gamma.values[:n], gamma.known)
 
-    def _pack(self, gamma: _Gamma) -> _Packed:
+    def _pack(self, times: np.ndarray, values: np.ndarray, known: float | None) -> _Packed:
+        """A γ's tuples compressed, with f_O of them (``known`` if computed already): a
+        close then needs the tuples only if one of them leaves (or an update comes)."""
         self.counters.compressions += 1
-        n = gamma.length
-        return _Packed(pack(gamma.times[:n], gamma.values[:n], self.codec), n)
+        if known is None:
+            known = float(self.output(values))
+        return _Packed(pack(times, values, self.codec), len(times), int(times[0]), known)
 
-    def _unpack(self, packed: _Packed) -> _Gamma:
+    def _unpack(self, packed: _Packed) -> tuple[np.ndarray, np.ndarray]:
         self.counters.decompressions += 1
-        times, values = unpack(packed.data, packed.length, self.codec)
-        return _Gamma(times, values, packed.length)
+        return unpack(packed.data, packed.length, self.codec)

@@ -85,6 +85,7 @@ from dt import reference
 from dt.model import DT
 from dt.terms import EventValue
 from dt.values import XValue, decode, encode
+from dt.windows import TICK
 
 from ..language.ast import Aggregate, WindowSignal
 from ..language.clock import Clock
@@ -96,6 +97,8 @@ from .engines import ENGINES
 from .keys import distinct_objects, group_by_key, key_offsets, stream_ids_beside
 from .order import processing_order, sortable_times
 from .output import Output, check_output_names
+from .times import MICROSECONDS
+from .window_contents import WindowContents
 from .window_fields import DataReads, WindowPlan, check_runnable, without
 
 __all__ = ["AUTO_COMPILE_EVENTS", "ENGINES", "SMALL_RUN", "Monitor", "Output", "Session",
@@ -637,12 +640,18 @@ class Monitor:
                                  np.where(table_s == 1, table_v, np.nan)], axis=1)
         return _output(status, value, self.outputs), finals
 
-    def session(self, state: np.ndarray | None = None, *, engine: str = "auto") -> Session:
-        """A resumable run: feed events in chunks; ``state`` restores a saved ``Session.state``."""
-        check_runnable(self, "Monitor.session")
+    def session(self, state: np.ndarray | None = None, *, engine: str = "auto",
+                windows: WindowContents | None = None) -> Session:
+        """A resumable run: feed events in chunks; ``state`` restores a saved ``Session.state``
+        and ``windows`` a saved :attr:`Session.windows` (a query with sliding windows)."""
+        if windows is not None and self.windows is None:
+            raise ValueError("Monitor.session: windows= restores a query's sliding windows; "
+                             "this query has none")
         config = self._initial_config if state is None else _config_from_state(self.dt, state)
+        if self.windows is not None and windows is None:
+            windows = WindowContents.empty(len(self.windows.windows))
         # Resolved once: a session runs one engine (an unknown name fails here).
-        return Session(self, config, self.resolve_engine(engine))
+        return Session(self, config, self.resolve_engine(engine), windows)
 
     def _advance(self, engine: str, config: FlatConfig, codes: np.ndarray,
                  events: _Events) -> tuple[FlatConfig, Output]:
@@ -659,24 +668,45 @@ class Session:
     ``run`` over all of them. :attr:`state` is the configuration as a flat
     float64 array of length 2·|Q|: the status codes (0, 1, 2) of the states in
     the order of ``dt.states``, then their values (NaN where not defined); pass
-    it to ``monitor.session(state=...)`` to resume elsewhere.
+    it to ``monitor.session(state=...)`` to resume elsewhere; a query with sliding
+    windows also carries :attr:`windows`, the events its windows can still reach.
     """
 
-    def __init__(self, monitor: Monitor, config: FlatConfig, engine: str) -> None:
+    def __init__(self, monitor: Monitor, config: FlatConfig, engine: str,
+                 windows: WindowContents | None = None) -> None:
         self.monitor = monitor
         self._config = config
         self._engine = engine
+        self._windows = windows
 
     def feed(self, tags: Any, values: Any = None, *,
-             unknown_tags: Literal["error", "skip"] = "error", derive: bool = True) -> Output:
+             unknown_tags: Literal["error", "skip"] = "error", derive: bool = True,
+             times: Any = None) -> Output:
         """Read more events; one output per event, as :meth:`Monitor.run`.
 
         ``derive=False`` takes the tags as final: the monitor's derived tags are not
-        applied (a caller that applied them already, or that feeds clock ticks)."""
+        applied (a caller that applied them already, or that feeds clock ticks).
+        ``times``: the events' times as integers of microseconds, in order, needed by a
+        sliding window over a duration (a stream's key feeds them)."""
         m = self.monitor
         codes, events = m._events(tags, values, unknown_tags, derive=derive)
+        undefined = None
+        if m.windows is not None:
+            assert self._windows is not None
+            events, undefined, (self._windows,) = m.windows.resume(
+                events, np.array([0, len(codes)]), [self._windows], codes,
+                enters=(codes >= 0) & (codes != _tick_code(m.alphabet)),
+                times=None if times is None else np.asarray(times, dtype=np.int64),
+                scale=None if times is None else MICROSECONDS, alphabet=m.alphabet)
         self._config, out = m._advance(self._engine, self._config, codes, events)
-        return out
+        return without(out, undefined)
+
+    @property
+    def windows(self) -> WindowContents | None:
+        """A query with sliding windows: the events its windows can still reach (pass
+        it to ``monitor.session(windows=...)`` with :attr:`state` to resume); None for
+        a query without."""
+        return self._windows
 
     @property
     def output(self) -> tuple[Any, Any]:
@@ -694,6 +724,12 @@ _BACKGROUND_LOCK = threading.Lock()
 _BACKGROUND: dict[Path, threading.Thread] = {}
 """The background compile of each codegen kernel (by its module file: the source hash in
 the cache directory) started in this process."""
+
+
+def _tick_code(alphabet: Sequence[str]) -> int:
+    """The clock tick's code in ``alphabet`` (−2, no code, without one): ticks do not
+    enter a window."""
+    return alphabet.index(TICK) if TICK in alphabet else -2
 
 
 def _compile_quietly(engine: Any) -> None:

@@ -63,7 +63,8 @@ import pandas as pd
 from ..language.clock import UNIT_NS, format_duration
 from . import columns
 
-__all__ = ["TimeError", "TimeScale", "event_times", "int64_times", "time_series"]
+__all__ = ["MICROSECONDS", "TimeError", "TimeScale", "event_times", "int64_times",
+           "time_series"]
 
 _MICRO = "us"
 _LIMIT = 2**62
@@ -237,6 +238,10 @@ def int64_times(series: pd.Series) -> np.ndarray:
             raise TimeError(row, int(values[row]), f"{int(values[row])} is out of range "
                                                    f"(beyond int64)")
     return series.to_numpy(dtype=np.int64)
+
+
+MICROSECONDS = TimeScale("int", _MICRO, _MICRO)
+"""Integer microseconds: the times a stream's key state keeps (Spark's unit)."""
 
 
 def event_times(times: Any, time_unit: str) -> tuple[np.ndarray, TimeScale]:

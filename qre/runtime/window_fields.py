@@ -37,11 +37,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from codegen.window_store import window_bounds, window_values
 from dt.model import DT, Transition
 from dt.terms import Const, Term
 
 from ..language.ast import Aggregate, WindowFunction, WindowSignal
 from ..language.event_data import PLAIN_FIELD, window_field
+from .window_contents import WindowContents
 
 if TYPE_CHECKING:
     from .monitor import Monitor, _Events
@@ -157,30 +159,130 @@ class WindowPlan:
         A stored window aggregate is a whole query: its output is ⊥ but at the ticks
         that close a non-empty window.
         """
-        from .monitor import _Events
-
         n = int(offsets[-1])  # the steps (events may carry no column: count())
         steps = np.arange(n) if order is None else order
         run = _Run(offsets, np.ones(n, dtype=bool) if enters is None else enters[steps],
                    np.zeros(n, dtype=np.int64) if times is None else times[steps], scale,
                    None if codes is None else codes[steps], tuple(alphabet))
+        terms = self._term_values(events, n)[steps]
+        values, undefined = self._values(run, terms)
+        return self._fields(events, values, steps), \
+            _in_rows(undefined, steps, n) if undefined.any() else None
+
+    def resume(self, events: _Events, offsets: np.ndarray, carried: Sequence[WindowContents],
+               codes: np.ndarray, *, enters: np.ndarray | None = None,
+               times: np.ndarray | None = None, scale: TimeScale | None = None,
+               alphabet: Sequence[str] = ()
+               ) -> tuple[_Events, np.ndarray | None, list[WindowContents]]:
+        """:meth:`events` of steps that continue earlier ones: key g's steps, rows
+        ``offsets[g]`` to ``offsets[g+1] − 1`` in processing order, come after the events
+        ``carried[g]`` (:mod:`qre.runtime.window_contents`); also each key's contents
+        after its steps. ``codes`` (the steps' tags) are needed: the contents keep them."""
+        n = int(offsets[-1])
+        step_enters = np.ones(n, dtype=bool) if enters is None else enters
+        step_times = np.zeros(n, dtype=np.int64) if times is None else times
+        terms = self._term_values(events, n)
+        ext = _extended(offsets, carried, step_enters, step_times, codes, terms)
+        run = _Run(ext.offsets, ext.enters, ext.times, scale, ext.codes, tuple(alphabet))
+        values, undefined = self._values(run, ext.terms)
+        steps = np.arange(n)
+        return (self._fields(events, values[ext.at], steps),
+                undefined[ext.at] if undefined[ext.at].any() else None,
+                self._contents(run, ext))
+
+    def _term_values(self, events: _Events, n: int) -> np.ndarray:
+        """Each window's term at each row, float64[n, W] (0 for a count)."""
+        if all(w.arg is None for w in self._stored):  # counts only: no term to evaluate
+            return np.zeros((n, len(self.windows)))
         terms = self._terms.run(np.zeros(n, dtype=np.int64), events.data(), engine="table")
-        values = np.asarray(terms.value, dtype=np.float64).reshape(n, len(self.windows))
+        return np.asarray(terms.value, dtype=np.float64).reshape(n, len(self.windows))
+
+    def _values(self, run: _Run, terms: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Each window's value after each of ``run``'s steps (float64[n, W]), and where the
+        output is ⊥ because of one."""
+        for w in self._stored:
+            if not w.events and run.scale is None:
+                raise ValueError(f"{w.function}_over over a duration needs event times: run "
+                                 f"the monitor with run_timed")
+        n = len(run.enters)
+        values = np.empty((n, len(self.windows)))
+        undefined = np.zeros(n, dtype=bool)
+        for k, w in enumerate(self._stored):
+            values[:, k], missing = run.window(w, np.ascontiguousarray(terms[:, k]))
+            if missing is not None:
+                undefined |= missing
+        return values, undefined
+
+    def _fields(self, events: _Events, values: np.ndarray, steps: np.ndarray) -> _Events:
+        """The DT's records: the user's fields it reads, plain cur as ``__cur`` and window
+        k's values (given in processing order, step j being row ``steps[j]``)."""
+        from .monitor import _Events
+
+        n = len(steps)
         fields = {name: column for name, column in events.fields.items()
                   if name in self.dt_fields}
         if events.scalar is not None and PLAIN_FIELD in self.dt_fields:
             fields[PLAIN_FIELD] = events.scalar
-        undefined = np.zeros(n, dtype=bool)
-        for k, w in enumerate(self._stored):
-            if not w.events and (times is None or scale is None):
-                raise ValueError(f"{w.function}_over over a duration needs event times: run "
-                                 f"the monitor with run_timed")
-            out, missing = run.window(w, np.ascontiguousarray(values[steps, k]))
-            fields[window_field(k)] = _in_rows(out, steps, n)
-            if missing is not None:
-                undefined |= missing
-        return _Events(None, fields), _in_rows(undefined, steps, n) if undefined.any() \
-            else None
+        for k in range(len(self.windows)):
+            fields[window_field(k)] = _in_rows(values[:, k], steps, n)
+        return _Events(None, fields)
+
+    def _contents(self, run: _Run, ext: _Extended) -> list[WindowContents]:
+        """Each key's events from the earliest one a window of its last step holds."""
+        keys = len(ext.offsets) - 1
+        start = ext.offsets[1:].copy()  # the earliest step kept, per key
+        last = ext.offsets[1:] - 1
+        has = np.diff(ext.offsets) > 0
+        for w in self._stored:
+            enters, size, by_time = run.extent(w)
+            first, _ = window_bounds(ext.offsets, enters, run.times, size, by_time)
+            entry_steps = np.flatnonzero(enters)
+            held = first[last[has]]
+            steps = np.append(entry_steps, len(enters))[held]
+            start[has] = np.minimum(start[has], steps)
+        out = []
+        for g in range(keys):
+            keep = np.arange(start[g], ext.offsets[g + 1])
+            keep = keep[ext.enters[keep]]
+            out.append(WindowContents(ext.times[keep], ext.codes[keep].astype(np.int32),
+                                      ext.terms[keep]))
+        return out
+
+
+@dataclass(frozen=True)
+class _Extended:
+    """A resumed call's steps with each key's carried events before its new steps."""
+
+    offsets: np.ndarray
+    enters: np.ndarray
+    times: np.ndarray
+    codes: np.ndarray
+    terms: np.ndarray
+    at: np.ndarray
+    """int64[n]: where each new step is."""
+
+
+def _extended(offsets: np.ndarray, carried: Sequence[WindowContents], enters: np.ndarray,
+              times: np.ndarray, codes: np.ndarray, terms: np.ndarray) -> _Extended:
+    """Key g's carried events (all entering) followed by its steps, for every key."""
+    lengths = np.array([len(c) for c in carried], dtype=np.int64)
+    steps = np.diff(offsets)
+    ext_offsets = np.concatenate([[0], np.cumsum(lengths + steps)])
+    at = np.arange(int(offsets[-1])) + np.repeat(np.cumsum(lengths), steps)
+    old = np.ones(int(ext_offsets[-1]), dtype=bool)
+    old[at] = False
+
+    def merged(new: np.ndarray, kept: list[np.ndarray]) -> np.ndarray:
+        out = np.empty((len(old), *new.shape[1:]), dtype=new.dtype)
+        out[at] = new
+        if kept:
+            out[old] = np.concatenate(kept).astype(new.dtype, copy=False)
+        return out
+
+    return _Extended(ext_offsets, merged(enters, [np.ones(len(c), dtype=bool) for c in carried]),
+                     merged(times, [c.times for c in carried]),
+                     merged(np.asarray(codes, dtype=np.int64), [c.codes for c in carried]),
+                     merged(terms, [c.terms for c in carried]), at)
 
 
 @dataclass(frozen=True)
@@ -195,46 +297,44 @@ class _Run:
     codes: np.ndarray | None
     alphabet: tuple[str, ...]
 
-    def window(self, w: _Window, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """Window ``w``'s value after every step, and the steps where the output is ⊥
-        because of it (None: none)."""
-        from codegen.window_store import window_values
-
+    def extent(self, w: _Window) -> tuple[np.ndarray, int, bool]:
+        """Window ``w`` as the store slides it: the steps that enter it, and its size in
+        entries or (``by_time``) in δ — (now − size, now]."""
         if w.events:
-            out = window_values(self.offsets, self.enters, x, self.times, w.size, False,
-                                w.function, w.p)
-            if not w.partial:
-                return out, None
-            count = window_values(self.offsets, self.enters, x, self.times, w.size, False,
-                                  "count")
-            return out, count < w.size  # before the size-th event
+            return self.enters, w.size, False
         assert self.scale is not None
         if w.slide is None:  # (now − size, now]: less than ⌈size/δ⌉ δ back
-            return window_values(self.offsets, self.enters, x, self.times,
-                                 max(1, int(self.scale.ceil(w.size))), True, w.function,
-                                 w.p), None
-        return self.closing(w, x)
-
-    def closing(self, w: _Window, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """A window aggregate: at a tick at b that closes [b − size, b) (b − size a
-        multiple of the slide), the window of its events of ``tags`` — those at most
-        size δ back, the tick coming before the events at b — and ⊥ elsewhere."""
-        from codegen.window_store import window_values
-
-        assert self.scale is not None and w.slide is not None
-        size = self.scale.whole(w.size, "the window size")
-        slide = self.scale.whole(w.slide, "the window slide")
+            return self.enters, max(1, int(self.scale.ceil(w.size))), True
         enters = self.enters
         if w.tags is not None:
             assert self.codes is not None, "a window of some tags needs the steps' tags"
             picked = [self.alphabet.index(t) for t in w.tags]
             enters = enters & np.isin(self.codes, picked)
-        out = window_values(self.offsets, enters, x, self.times, size + 1, True, w.function,
+        # The tick at b reads the events at most size δ back: (b − size − 1, b].
+        return enters, self.scale.whole(w.size, "the window size") + 1, True
+
+    def window(self, w: _Window, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
+        """Window ``w``'s value after every step, and the steps where the output is ⊥
+        because of it (None: none)."""
+        enters, size, by_time = self.extent(w)
+        out = window_values(self.offsets, enters, x, self.times, size, by_time, w.function,
                             w.p)
+        if w.slide is not None:
+            return out, ~self._closing(w, enters, out, x, size)
+        if not w.partial:
+            return out, None
+        count = window_values(self.offsets, enters, x, self.times, size, by_time, "count")
+        return out, count < w.size  # before the size-th event
+
+    def _closing(self, w: _Window, enters: np.ndarray, out: np.ndarray, x: np.ndarray,
+                 size: int) -> np.ndarray:
+        """A window aggregate's output steps: the ticks at b that close [b − size, b)
+        (b − size a multiple of the slide) holding an event of its tags."""
+        assert self.scale is not None and w.slide is not None
+        slide = self.scale.whole(w.slide, "the window slide")
         count = out if w.function == "count" else window_values(
-            self.offsets, enters, x, self.times, size + 1, True, "count")
-        closes = ~self.enters & ((self.times - size) % slide == 0) & (count > 0)
-        return out, ~closes
+            self.offsets, enters, x, self.times, size, True, "count")
+        return ~self.enters & ((self.times - (size - 1)) % slide == 0) & (count > 0)
 
 
 def _in_rows(per_step: np.ndarray, steps: np.ndarray, n: int) -> np.ndarray:
@@ -255,13 +355,15 @@ def without(out: Output, undefined: np.ndarray | None) -> Output:
 
 
 def check_runnable(m: Any, caller: str) -> None:
-    """Refuse a monitor with sliding windows where their contents cannot be kept: a
-    session or resumed states (one call's events only) and Spark (not yet: issue 23
-    point 4)."""
+    """Refuse a monitor with sliding windows where their contents would have to be kept
+    from one call to the next and are not yet: resumed states of many keys at once, a
+    Spark batch run that feeds a key in pieces. (A session carries them,
+    :attr:`qre.runtime.monitor.Session.windows`, and so does a stream's key state.)"""
     if getattr(m, "windows", None) is not None:
         raise ValueError(f"{caller}: this query has sliding windows ({_names(m.windows)}), "
-                         f"whose contents are kept within one call only: run it with "
-                         f"m.run, m.run_keys or m.run_timed")
+                         f"whose contents this call cannot carry: run it with m.run, "
+                         f"m.run_keys, m.run_timed or m.session(), or on Spark with "
+                         f"monitor_timed, monitor_stream or monitor_frame(method='local')")
 
 
 def _names(plan: WindowPlan) -> str:
