@@ -14,8 +14,11 @@ compilation is quadratic (Theorem 5.7).
 from __future__ import annotations
 
 import logging
+import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
 
 from dt import constructions
 
@@ -24,11 +27,15 @@ from .language.clock import Clock
 from .language.compiler import LEAN_STATES, compile_query
 from .language.derive import derivation
 from .language.errors import QreTypeError
+from .language.lalr import KEYWORDS
 from .language.parser import parse
+from .language.sugar import SUGAR_FORMS
 from .language.typing import Typed, check, mentioned_tags, resolve
 from .runtime.monitor import Monitor
 
 __all__ = ["qre"]
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 log = logging.getLogger(__name__)
 
@@ -36,7 +43,8 @@ Query = str | ast.Program | ast.Query
 
 
 def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = None, *,
-        optimize: bool = True) -> Monitor:
+        optimize: bool = True,
+        functions: Mapping[str, Callable[[np.ndarray], float]] | None = None) -> Monitor:
     """Compile a QRE-Past query into a :class:`Monitor`.
 
     ``query`` is query text (API.md syntax) or an AST built with
@@ -46,6 +54,14 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
     ``optimize=False`` runs the DT exactly as the constructions of §5.2 build it (``m.dt``
     is then A_α); otherwise the compiler also optimizes its large intermediate DTs
     (:data:`qre.language.compiler.LEAN_STATES`) and ``m.unoptimized`` is its result.
+    ``functions`` names window functions given in Python (issue 23 §1): ``fn(values)``
+    maps a window's values (a read-only float64 array in the events' order) to a number,
+    written ``NAME(t)`` in ``aggregate(...)`` and ``NAME_over(size, t)`` as a sliding
+    window (NaN on an empty window).
+
+    >>> spread = qre("alphabet a; spread_over(3, cur)", functions={"spread": np.ptp})
+    >>> spread.run(["a"] * 4, [1.0, 5.0, 2.0, 2.5]).value.tolist()
+    [0.0, 4.0, 4.0, 3.0]
 
     >>> m = qre("iter(atom(a, cur), 0, +)", alphabet=["a", "b"])
     >>> m.run(["a", "b", "a"], [1.0, 2.0, 3.0]).status.tolist()
@@ -62,12 +78,13 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
     0             1          1.0            1         1.0
     1             1          3.0            1         1.5
     """
+    users = user_functions(functions)
     if isinstance(query, Mapping):
-        return _several(query, alphabet, optimize)
+        return _several(query, alphabet, optimize, users)
     _check_query_type(query, "query")
     text = query if isinstance(query, str) else None
     start = time.perf_counter()
-    program = parse(query) if isinstance(query, str) else query
+    program = parse(query, users) if isinstance(query, str) else query
     typed = check(program, alphabet, text)
     log.info("compiling a query of %d nodes over %d tags to a DT",
              ast.query_size(typed.query), len(typed.alphabet))
@@ -89,8 +106,31 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
                            windows=compiled.windows)
 
 
+def user_functions(functions: Mapping[str, Callable[[np.ndarray], float]] | None
+                   ) -> dict[str, ast.UserFunction]:
+    """``qre(..., functions=...)`` checked: a name that a query can write and that no
+    builtin has, and a callable, each."""
+    if functions is None:
+        return {}
+    if not isinstance(functions, Mapping):
+        raise TypeError(f"qre: functions must be a dict of name → function, not "
+                        f"{type(functions).__name__}")
+    builtins = {*ast.WINDOW_FUNCTIONS, *ast.WINDOW_SIGNALS, *SUGAR_FORMS, *KEYWORDS}
+    out = {}
+    for name, fn in functions.items():
+        if not isinstance(name, str) or not _IDENTIFIER.fullmatch(name):
+            raise ValueError(f"qre: a function's name is an identifier, not {name!r}")
+        if name in builtins or f"{name}_over" in SUGAR_FORMS:
+            raise ValueError(f"qre: the function name {name!r} is a builtin's")
+        if not callable(fn):
+            raise TypeError(f"qre: functions[{name!r}] must be a function of a window's "
+                            f"values, not {type(fn).__name__}")
+        out[name] = ast.UserFunction(name, fn)
+    return out
+
+
 def _several(queries: Mapping[str, Query], alphabet: Sequence[str] | None,
-             optimize: bool) -> Monitor:
+             optimize: bool, users: Mapping[str, ast.UserFunction]) -> Monitor:
     """One monitor computing every query of ``queries``, its outputs named by the keys.
 
     The alphabet is ``alphabet``, else the one the queries declare (they must agree),
@@ -102,7 +142,8 @@ def _several(queries: Mapping[str, Query], alphabet: Sequence[str] | None,
     names = list(queries)
     for name, q in queries.items():
         _check_query_type(q, f"query {name!r}")
-    programs = {name: parse(q) if isinstance(q, str) else q for name, q in queries.items()}
+    programs = {name: parse(q, users) if isinstance(q, str) else q
+                for name, q in queries.items()}
     sigma = alphabet if alphabet is not None else _common_alphabet(queries, programs)
     typed: dict[str, Typed] = {}
     for name, program in programs.items():

@@ -137,7 +137,14 @@ def test_time_windows_against_the_oracle(data, rows, ticks):
     windows without entering them."""
     alphabet = (*ALPHABET, TICK) if ticks else ALPHABET
     query = data.draw(windowed_queries(timed=True, alphabet=alphabet))
-    program = ast.Program(alphabet, (), query, period=3_000_000_000 if ticks else None)
+    check_timed(ast.Program(alphabet, (), query, period=3_000_000_000 if ticks else None),
+                rows)
+
+
+def check_timed(program: ast.Program, rows: list[tuple]) -> None:
+    """``program``'s run_timed over ``rows`` (key, time in s, tag, value) against the
+    denotational interpreter, key by key in processing order, every prefix."""
+    query = program.query
     m = qre(program)
     keys = [k for k, _, _, _ in rows]
     times = np.array([t for _, t, _, _ in rows], dtype=np.int64)

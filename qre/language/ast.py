@@ -47,7 +47,10 @@ or :class:`Lambda` (``(x, y) -> TERM``). Terms are :class:`dt.terms.Term`.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
+
+import numpy as np
 
 from dt.terms import Apply, Term, Var
 
@@ -104,6 +107,7 @@ __all__ = [
     "Span",
     "Split",
     "TagDecl",
+    "UserFunction",
     "WindowFold",
     "WindowFunction",
     "WindowSignal",
@@ -494,6 +498,35 @@ STORED_FUNCTIONS = ("count", "sum", "min", "max", "avg", *HOLISTIC_FUNCTIONS)
 the DT cannot hold the window (:attr:`Aggregate.stored`)."""
 
 
+@dataclass(frozen=True, slots=True)
+class UserFunction:
+    """A window function given in Python (``qre(..., functions={"iqr": fn})``, issue 23
+    §1): ``fn`` maps a window's values (a float64 numpy array, in the events' order, never
+    empty) to a number. Written ``NAME(t)`` in ``aggregate(...)`` and ``NAME_over(size,
+    t)`` as a sliding window; an empty window's value is NaN. Equal by name and function;
+    shown and fingerprinted by name only (a checkpoint resumed with another body under the
+    same name is not told apart)."""
+
+    name: str
+    fn: Callable[[np.ndarray], float] = field(repr=False)
+
+    def __call__(self, values: np.ndarray) -> float:
+        """``fn`` of the values as a float; its failure names the function."""
+        try:
+            return float(self.fn(values))
+        except Exception as err:
+            raise ValueError(f"window function {self.name!r} failed on a window of "
+                             f"{len(values)} values: {type(err).__name__}: {err}") from err
+
+
+def _check_user(user: UserFunction, name: str, arg: Term | None, p: float | None,
+                usage: str) -> None:
+    if user.name != name:
+        raise ValueError(f"the function {user.name!r} is written {name!r}")
+    if arg is None or p is not None:
+        raise ValueError(f"{usage} takes one term")
+
+
 def _check_probability(p: float | None) -> None:
     """A quantile's p (None: not a quantile)."""
     if p is not None and not 0.0 <= p <= 1.0:
@@ -509,11 +542,17 @@ class WindowFunction:
     arg: Term | None
     span: Span | None = _NO_SPAN
     p: float | None = None
+    user: UserFunction | None = None
+    """A function given in Python, named ``name`` (:class:`UserFunction`)."""
 
     def __post_init__(self) -> None:
+        if self.user is not None:
+            _check_user(self.user, self.name, self.arg, self.p, f"{self.name}(t)")
+            return
         if self.name not in WINDOW_FUNCTIONS:
             raise ValueError(f"unknown window function {self.name!r}; known: "
-                             f"{', '.join(WINDOW_FUNCTIONS)}")
+                             f"{', '.join(WINDOW_FUNCTIONS)} (a window function of your own: "
+                             f"qre(..., functions={{{self.name!r}: fn}}))")
         if (self.arg is None) != (self.name == "count"):
             raise ValueError("count() takes no argument" if self.name == "count"
                              else f"{self.name}(t) takes one term argument")
@@ -627,8 +666,16 @@ class WindowSignal:
     """⊥ until the window holds ``size`` events: ``avg_last(k, t)`` and ``window(k, t,
     op)`` for op + min max, k beyond :data:`qre.language.sugar.MAX_WINDOW` (their meaning
     is the expansion's, with the sum exact, computed by the window store)."""
+    user: UserFunction | None = None
+    """A function given in Python, named ``function`` (:class:`UserFunction`)."""
 
     def __post_init__(self) -> None:
+        if self.user is not None:
+            if self.partial:
+                raise ValueError("a function given in Python is not partial")
+            _check_user(self.user, self.function, self.arg, self.p,
+                        f"{self.function}_over(size, t)")
+            return
         if self.partial and not (self.size.events and self.function in ("sum", "avg", "min",
                                                                          "max")):
             raise ValueError("only sum, avg, min and max over a number of events are partial")
@@ -687,6 +734,10 @@ class Aggregate:
             raise ValueError(f"a window's size must be a multiple of its slide for "
                              f"{self.function_name}: {', '.join(STORED_FUNCTIONS[:-1])} and "
                              f"{STORED_FUNCTIONS[-1]} take any slide up to the size")
+        if self.session and isinstance(self.function, WindowFunction) and \
+                self.function.user is not None:
+            raise ValueError(f"{self.function.name}(t), a function given in Python, runs over "
+                             f"windows of a size and slide, not sessions")
         if self.session and self.size != self.slide:
             raise ValueError("a session window has one duration, its gap")
 
@@ -705,8 +756,11 @@ class Aggregate:
         from dt.windows import MAX_SLOTS
 
         f = self.function
-        if self.session or not isinstance(f, WindowFunction) or \
-                f.name not in STORED_FUNCTIONS:
+        if self.session or not isinstance(f, WindowFunction):
+            return False
+        if f.user is not None:  # a function given in Python reads the window's values
+            return True
+        if f.name not in STORED_FUNCTIONS:
             return False
         return f.name in HOLISTIC_FUNCTIONS or bool(self.size % self.slide) or \
             self.size // self.slide > MAX_SLOTS

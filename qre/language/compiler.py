@@ -138,7 +138,10 @@ def compile_query(query: ast.Query, alphabet: Sequence[str], *,
 
 
 def window_empty(q: ast.WindowSignal) -> float:
-    """A sliding window's value on an empty window (and on the empty word)."""
+    """A sliding window's value on an empty window (and on the empty word): NaN for a
+    function given in Python."""
+    if q.user is not None:
+        return math.nan
     return aggregate_values((), q.function, 0.5 if q.p is None else q.p)
 
 

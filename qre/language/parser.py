@@ -57,7 +57,7 @@ from __future__ import annotations
 import inspect
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields, replace
 
 import lark
@@ -110,6 +110,7 @@ from .ast import (
     Span,
     Split,
     TagDecl,
+    UserFunction,
     WindowFold,
     WindowFunction,
     WindowSize,
@@ -117,7 +118,7 @@ from .ast import (
 from .clock import UNIT_NS, duration_ns
 from .errors import QreError, QreSyntaxError
 from .lalr import KEYWORDS, lalr_parser, syntax_error
-from .sugar import SUGAR_FORMS, const
+from .sugar import SUGAR_FORMS, const, user_over
 
 __all__ = [
     "KEYWORDS",
@@ -258,8 +259,10 @@ SUGAR.update({name: sugar_macro(name, fn) for name, fn in SUGAR_FORMS.items()})
 # --------------------------------------------------------------------------- entry point
 
 
-def parse(text: str) -> Program:
+def parse(text: str, functions: Mapping[str, UserFunction] | None = None) -> Program:
     """The :class:`~qre.language.ast.Program` of query ``text``; spans on every node.
+    ``functions``: window functions given in Python, by name (``NAME(t)`` in
+    ``aggregate(...)``, ``NAME_over(size, t)``).
 
     >>> from qre.language.printer import to_text
     >>> to_text(parse("let s = iter(atom(a, cur), 0, +);  s>=fill(s)&&!prev(s<s) # big"))
@@ -275,7 +278,7 @@ def parse(text: str) -> Program:
     except UnexpectedInput as err:
         raise syntax_error(text, err) from None
     try:
-        return _Converter(text).program(tree)
+        return _Converter(text, functions or {}).program(tree)
     except RecursionError:  # a safety net: MAX_DEPTH should stop recursion long before
         raise QreSyntaxError("query nested too deeply", text, Span(1, 1, 1, 1)) from None
 
@@ -312,8 +315,12 @@ _QUERY_KINDS = frozenset({
 class _Converter:
     """One pass over the parse tree; ``bound`` holds the let names seen so far."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, functions: Mapping[str, UserFunction]) -> None:
         self.text = text
+        self.functions = functions
+        self.user_forms = {f"{name}_over": sugar_macro(f"{name}_over", user_over(f))
+                           for name, f in functions.items()}
+        """``NAME_over(size, t)`` of each function given in Python."""
         self.bound: dict[str, Span] = {}
         self.heights: dict[str, int] = {}
         """Per let name, the levels its definition nests, let names counted in full."""
@@ -427,7 +434,8 @@ class _Converter:
                 p = terms[1].value
             try:
                 function: WindowFunction | WindowFold | Matches = WindowFunction(
-                    str(fname), terms[0] if terms else None, _span(fn_tree), p)
+                    str(fname), terms[0] if terms else None, _span(fn_tree), p,
+                    self.functions.get(str(fname)))
             except ValueError as err:
                 raise self.error(str(err), fn_tree) from None
         else:
@@ -670,7 +678,7 @@ class _Converter:
         fname = str(token)
         if fname in KEYWORDS:
             raise self.error(f"{fname!r} is a keyword and cannot be a function name", token)
-        macro = SUGAR.get(fname)
+        macro = SUGAR.get(fname) or self.user_forms.get(fname)
         if fname in SIGNAL_FUNCTIONS and (macro is None or len(args) != _arity(fname)):
             for arg in args:  # f(cur, …) is a term of the event, not a function of signals
                 if _reads_cur(arg):
@@ -687,7 +695,10 @@ class _Converter:
             if fname in self.bound:
                 message += f" ({fname} is a let-bound query: write it without arguments)"
             elif SUGAR:
-                message += f"; known: {', '.join(sorted(SUGAR))}"
+                message += f"; known: {', '.join(sorted([*SUGAR, *self.user_forms]))}"
+            if fname.endswith("_over"):
+                message += (f" (a window function of your own: qre(..., functions="
+                            f"{{{fname[:-5]!r}: fn}}))")
             raise self.error(message, token)
         values = tuple(self.sugar_arg(a, depth) for a in args)
         span = _span(tree)

@@ -62,6 +62,8 @@ import dataclasses
 import math
 from collections.abc import Callable, Mapping, Sequence
 
+import numpy as np
+
 from dt.terms import OPS, Const, EventValue, Var, evaluate_term
 from dt.values import BOT, TOP, XValue, is_defined, lift, union
 from dt.window_aggregates import aggregate_values
@@ -571,6 +573,8 @@ def _window_signal(ev: _Evaluator, q: WindowSignal, i: int, j: int) -> XValue:
     if q.partial and len(entered) < q.size.amount:
         return BOT  # avg_last(k, t) beyond 100 events: ⊥ before the k-th, as its expansion
     values = [evaluate_term(arg, {}, _data(ev.word[k][1])) for k in entered]
+    if q.user is not None:  # a function given in Python: NaN on an empty window
+        return q.user(np.array(values, dtype=np.float64)) if values else math.nan
     return aggregate_values(values, q.function, 0.5 if q.p is None else q.p)
 
 

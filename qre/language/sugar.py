@@ -122,6 +122,7 @@ __all__ = [
     "std",
     "stored_last_k",
     "sum_of",
+    "user_over",
     "var",
     "variance_fold",
     "window",
@@ -300,6 +301,15 @@ def quantile_over(size: ast.WindowSize, t: Term, p: float) -> ast.WindowSignal:
     """``quantile_over(size, t, p)``: the p-quantile of t over the sliding window of
     ``size`` (numpy's linear method)."""
     return ast.WindowSignal("quantile", size, t, float(p))
+
+
+def user_over(user: ast.UserFunction) -> Callable[..., ast.WindowSignal]:
+    """``NAME_over(size, t)`` of a window function given in Python."""
+    def form(size: ast.WindowSize, t: Term) -> ast.WindowSignal:
+        return ast.WindowSignal(user.name, size, t, user=user)
+
+    form.__doc__ = f"``{user.name}_over(size, t)``: {user.name} of t's values in the window."
+    return form
 
 
 OVER_FORMS: dict[str, Callable[..., ast.WindowSignal]] = {

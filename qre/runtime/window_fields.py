@@ -25,7 +25,10 @@ and at an empty window.
 
 Cost: one kernel pass for the terms, then per window and step O(1) for count, sum
 and avg and O(log n) for the others (:mod:`codegen.window_store`), whatever the
-window's size; the store holds one window's values per key at a time.
+window's size; the store holds one window's values per key at a time. A window
+function given in Python (:class:`qre.language.ast.UserFunction`) costs one call on the
+window's values per output: every step for a sliding window, every closing tick for a
+window aggregate.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from codegen.window_store import window_bounds, window_values
 from dt.model import DT, Transition
 from dt.terms import Const, Term
 
-from ..language.ast import Aggregate, WindowFunction, WindowSignal
+from ..language.ast import Aggregate, UserFunction, WindowFunction, WindowSignal
 from ..language.event_data import PLAIN_FIELD, window_field
 from .window_contents import WindowContents
 
@@ -79,16 +82,18 @@ class _Window:
     partial: bool = False
     tags: tuple[str, ...] | None = None
     slide: int | None = None
+    user: UserFunction | None = None
+    """A function given in Python (``function`` is its name)."""
 
     @classmethod
     def of(cls, w: WindowSignal | Aggregate) -> _Window:
         if isinstance(w, WindowSignal):
             return cls(w.function, w.arg, 0.5 if w.p is None else w.p, w.size.amount,
-                       w.size.events, w.partial)
+                       w.size.events, w.partial, user=w.user)
         f = w.function
-        assert isinstance(f, WindowFunction), "a stored window aggregates a builtin"
+        assert isinstance(f, WindowFunction), "a stored window aggregates a window function"
         return cls(f.name, f.arg, 0.5 if f.p is None else f.p, w.size, False, tags=w.tags,
-                   slide=w.slide)
+                   slide=w.slide, user=f.user)
 
 
 @dataclass(frozen=True)
@@ -317,24 +322,49 @@ class _Run:
         """Window ``w``'s value after every step, and the steps where the output is ⊥
         because of it (None: none)."""
         enters, size, by_time = self.extent(w)
-        out = window_values(self.offsets, enters, x, self.times, size, by_time, w.function,
-                            w.p)
         if w.slide is not None:
-            return out, ~self._closing(w, enters, out, x, size)
+            closing = self._closing(w, enters, x, size)
+            return self._values(w, enters, x, size, by_time, closing), ~closing
+        out = self._values(w, enters, x, size, by_time, None)
         if not w.partial:
             return out, None
         count = window_values(self.offsets, enters, x, self.times, size, by_time, "count")
         return out, count < w.size  # before the size-th event
 
-    def _closing(self, w: _Window, enters: np.ndarray, out: np.ndarray, x: np.ndarray,
-                 size: int) -> np.ndarray:
+    def _values(self, w: _Window, enters: np.ndarray, x: np.ndarray, size: int,
+                by_time: bool, where: np.ndarray | None) -> np.ndarray:
+        """The aggregate over each step's window (a function given in Python: at the steps
+        ``where`` holds only, NaN elsewhere)."""
+        if w.user is None:
+            return window_values(self.offsets, enters, x, self.times, size, by_time,
+                                 w.function, w.p)
+        return _user_values(self.offsets, enters, x, self.times, size, by_time, w.user,
+                            where)
+
+    def _closing(self, w: _Window, enters: np.ndarray, x: np.ndarray, size: int
+                 ) -> np.ndarray:
         """A window aggregate's output steps: the ticks at b that close [b − size, b)
         (b − size a multiple of the slide) holding an event of its tags."""
         assert self.scale is not None and w.slide is not None
         slide = self.scale.whole(w.slide, "the window slide")
-        count = out if w.function == "count" else window_values(
-            self.offsets, enters, x, self.times, size, True, "count")
+        count = window_values(self.offsets, enters, x, self.times, size, True, "count")
         return ~self.enters & ((self.times - (size - 1)) % slide == 0) & (count > 0)
+
+
+def _user_values(offsets: np.ndarray, enters: np.ndarray, x: np.ndarray, times: np.ndarray,
+                 size: int, by_time: bool, user: UserFunction,
+                 where: np.ndarray | None) -> np.ndarray:
+    """``user`` of each step's window (a read-only array of its values in the events'
+    order; NaN for an empty one): one Python call per step, at the steps ``where`` holds
+    (None: all)."""
+    first, end = window_bounds(offsets, enters, times, size, by_time)
+    values = np.ascontiguousarray(x[enters])
+    values.flags.writeable = False  # a function that sorts in place must copy
+    out = np.full(len(first), np.nan)
+    steps = np.arange(len(first)) if where is None else np.flatnonzero(where)
+    for i in steps[end[steps] > first[steps]].tolist():
+        out[i] = user(values[first[i]:end[i]])
+    return out
 
 
 def _in_rows(per_step: np.ndarray, steps: np.ndarray, n: int) -> np.ndarray:
