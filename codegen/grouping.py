@@ -1,7 +1,7 @@
 """Grouping rows by key in linear time: the kernels before the keyed kernels.
 
 Pipeline position: between the columns (:mod:`qre.runtime.keys`,
-:func:`qre.runtime.monitor.tag_codes`) and the keyed engines
+:func:`qre.runtime.tag_codes.tag_codes`) and the keyed engines
 (:meth:`codegen.kernels.ArrayEngine.advance_keys`). Sorting 10M rows by key with
 numpy's stable argsort takes about a second; hashing Python strings with
 ``pd.factorize`` about half of one. These kernels do the same work in one or two

@@ -106,7 +106,7 @@ def code_dtype(n_tags: int) -> np.dtype:
     eight bytes of code beside eight of ``cur`` cost it a quarter of its speed, one
     byte almost nothing. Every engine entry point narrows the codes it is given
     (:meth:`codegen.kernels.ArrayEngine.advance`), and the Monitor's tag conversion
-    makes them narrow at once (:func:`qre.runtime.monitor.tag_codes`).
+    makes them narrow at once (:func:`qre.runtime.tag_codes.tag_codes`).
 
     >>> code_dtype(2), code_dtype(128), code_dtype(129)
     (dtype('int8'), dtype('int8'), dtype('int16'))

@@ -64,8 +64,9 @@ import numpy as np
 import pandas as pd
 
 from qre.runtime.keys import same_key, stream_ids
-from qre.runtime.monitor import Monitor, tag_codes
+from qre.runtime.monitor import Monitor
 from qre.runtime.order import processing_order, sortable_times
+from qre.runtime.tag_codes import tag_codes
 from qre.runtime.window_fields import check_runnable
 
 from .plan import (

@@ -52,7 +52,8 @@ import numpy as np
 import pandas as pd
 
 from qre.runtime.keys import stream_ids
-from qre.runtime.monitor import Monitor, tag_codes
+from qre.runtime.monitor import Monitor
+from qre.runtime.tag_codes import tag_codes
 from qre.runtime.window_contents import WindowContents
 
 from . import keyed

@@ -59,7 +59,8 @@ import pandas as pd
 from dt.windows import TICK
 from qre.language.clock import TooManyTicks, clock_steps, session_starts
 from qre.language.patterns import CLOCK_FIELD, durations
-from qre.runtime.monitor import Monitor, tag_codes
+from qre.runtime.monitor import Monitor
+from qre.runtime.tag_codes import tag_codes
 from qre.runtime.timed import TIME_FIELD
 from qre.runtime.window_contents import WindowContents
 

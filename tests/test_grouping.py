@@ -33,7 +33,7 @@ from codegen.grouping import (
 from qre import qre
 from qre.language.clock import clock_steps
 from qre.runtime import keys as keys_module
-from qre.runtime.monitor import tag_codes
+from qre.runtime.tag_codes import tag_codes
 
 # Distinct objects, some of equal value ("a" built twice is two objects of one value).
 POOL = ["a", "".join(["a"]), "b", None, math.nan, float("nan"), 1, 1.0, -0.0, 0.0, (1, 2)]

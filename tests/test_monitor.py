@@ -170,7 +170,7 @@ def test_skipped_missing_categorical_value():
 def test_tag_codes_come_in_the_kernels_narrow_dtype(n_tags, dtype):
     """Every form of tags becomes codes of the dtype the kernels read (one byte a code for
     up to 128 tags), long columns (Numba's paths) and short ones alike."""
-    from qre.runtime.monitor import tag_codes
+    from qre.runtime.tag_codes import tag_codes
 
     alphabet = [f"t{k}" for k in range(n_tags)]
     for n in (5, 50_000):

@@ -4,7 +4,8 @@ Pipeline position: after the language (:mod:`qre.language`) and the compiled eng
 (package ``codegen``), before Spark (package ``spark_udf``). :mod:`~qre.runtime.monitor`
 holds :class:`~qre.runtime.monitor.Monitor` and :class:`~qre.runtime.monitor.Session`
 (run, run_keys, sessions, the engines; their names are in :mod:`~qre.runtime.engines`);
-:mod:`~qre.runtime.columns` turns pyarrow, polars and pandas columns into numpy;
+:mod:`~qre.runtime.columns` turns pyarrow, polars and pandas columns into numpy and
+:mod:`~qre.runtime.tag_codes` tags into the kernels' codes;
 :mod:`~qre.runtime.keys` the one rule of which rows form a stream;
 :mod:`~qre.runtime.order` is the one order of equal times;
 :mod:`~qre.runtime.output` the :class:`~qre.runtime.output.Output` and the naming of

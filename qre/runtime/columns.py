@@ -38,7 +38,7 @@ a kernel and as NaN by Python, it would make the engines disagree.)
 
 What the roles then make of a null (the runtime's rules, unchanged): a
 missing tag is an error naming its position unless unknown tags are skipped
-(:func:`qre.runtime.monitor.tag_codes`); a missing value is NaN, as pandas' ``NA``
+(:func:`qre.runtime.tag_codes.tag_codes`); a missing value is NaN, as pandas' ``NA``
 is; a missing time is an error naming its row; a missing key is one key of
 its own, apart from NaN (:mod:`qre.runtime.keys` converts keys with
 ``exact=True``: no float cast, nulls kept apart). Integer columns of tags are

@@ -54,7 +54,7 @@ NUMBA_ROWS = 100_000
 """From this many rows, object columns are numbered by identity first
 (:func:`distinct_objects`), rows are grouped by a Numba counting sort
 (:func:`group_by_key`) and tag codes checked in one Numba pass
-(:func:`qre.runtime.monitor.tag_codes`); shorter columns take pandas' and numpy's
+(:func:`qre.runtime.tag_codes.tag_codes`); shorter columns take pandas' and numpy's
 paths, without importing Numba (milliseconds either way)."""
 
 
@@ -90,7 +90,7 @@ def stream_ids_beside(keys: Any, work: Callable[[], T]
                       ) -> tuple[tuple[np.ndarray, np.ndarray], T]:
     """``(stream_ids(keys), work())``, the two side by side when the key column is long.
 
-    The callers' ``work`` numbers the tags (:func:`qre.runtime.monitor.tag_codes`). Both
+    The callers' ``work`` numbers the tags (:func:`qre.runtime.tag_codes.tag_codes`). Both
     spend most of a long column's time in Numba passes that release the GIL (the
     identity hashing of :func:`distinct_objects`), so on two cores they overlap: 0.07 s
     instead of 0.14 s for 10M text keys and tags read from Parquet
