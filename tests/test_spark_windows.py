@@ -143,7 +143,7 @@ def test_compressed_window_contents_and_the_state_per_key(spark, tmp_path):
     assert len(raw) == 3 and not raw["compressed"].any() and packed["compressed"].all()
     assert (raw["window_events"] > 0).all()
     assert raw["window_events"].tolist() == packed["window_events"].tolist()
-    assert (raw["window_bytes"] == 24 + raw["window_events"] * (12 + 8 * 2)).all()
+    assert (raw["window_bytes"] == 24 + 8 * 2 + raw["window_events"] * (12 + 8 * 2)).all()
     assert packed["window_bytes"].sum() < raw["window_bytes"].sum()
     with pytest.raises(ValueError, match="needs a watermark"):
         run(spark, m, tmp_path / "in", tmp_path / "c2", tmp_path / "o2",

@@ -30,6 +30,7 @@ WINDOWED = [
     "aggregate(median(cur.v), 4s, 3s)",  # a stored window aggregate: ticks
     "once(max_over(5s, cur.v) > 1) && count_over(2) == 2",
     "sum_over(3, cur.v) + distinct_over(2, cur.v)",  # untimed: count windows only
+    "aggregate(median(cur.v), 3, 2, [a])",  # a window of events: the count carried
 ]
 BATCHES = st.one_of(disordered(), arrivals(jitter=8, distinct=True, min_events=12))
 

@@ -122,9 +122,11 @@ def test_contents_round_trip_raw_and_compressed(w, events, data):
     """Lossless either way, bit for bit (NaN payloads, −0.0, any int64 times)."""
     bits = data.draw(st.lists(st.integers(-2**63, 2**63 - 1), min_size=len(events) * w,
                               max_size=len(events) * w))
+    counts = data.draw(st.lists(st.integers(0, 2**63 - 1), min_size=w, max_size=w))
     c = WindowContents(np.array([t for t, _ in events], dtype=np.int64),
                        np.array([k for _, k in events], dtype=np.int32),
-                       np.array(bits, dtype=np.int64).view(np.float64).reshape(len(events), w))
+                       np.array(bits, dtype=np.int64).view(np.float64).reshape(len(events), w),
+                       np.array(counts, dtype=np.int64))
     for compress in (False, True):
         data_bytes = c.to_bytes(compress=compress)
         assert WindowContents.is_compressed(data_bytes) == compress
@@ -133,3 +135,4 @@ def test_contents_round_trip_raw_and_compressed(w, events, data):
         assert back.codes.tolist() == c.codes.tolist()
         assert back.terms.view(np.int64).tolist() == c.terms.view(np.int64).tolist()
         assert back.terms.shape == (len(events), w)
+        assert back.counts.tolist() == counts

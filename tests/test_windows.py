@@ -114,6 +114,69 @@ STORED_TEXT = {**FUNCTION_TEXT, "median": "median(cur.x)", "quantile": "quantile
                "distinct": "distinct(cur.x)"}
 
 
+@given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["a", "b"]),
+                          st.sampled_from([-1.0, 0.5, 2.0, 2.0, -0.0, math.nan])), max_size=30),
+       st.sampled_from(["median", "quantile", "distinct", "count", "sum", "avg", "min",
+                        "max"]),
+       st.integers(1, 4), st.integers(0, 4), st.sampled_from([None, ("a",)]),
+       st.lists(st.integers(0, 30), max_size=3))
+def test_windows_of_events_equal_brute_force(rows, name, slide, extra, tags, cuts):
+    """aggregate(f, n, m) (issue 23 §1): at the c-th event of the tags (per key, from 1)
+    with c ≡ n (mod m), f of the last min(c, n) of them; ⊥ at every other event. Run at
+    once with keys, and fed to a session in pieces (the count carried with the
+    contents)."""
+    size = slide + extra
+    m = qre(f"alphabet a, b; aggregate({STORED_TEXT[name]}, {size}, {slide}"
+            f"{'' if tags is None else ', [a]'})")
+    keys = [k for k, _, _ in rows]
+    tags_in = [t for _, t, _ in rows]
+    x = np.array([v for _, _, v in rows])
+    out = m.run_keys(keys, tags_in, {"x": x})
+    for key in set(keys):
+        at = [i for i, k in enumerate(keys) if k == key]
+        seen: list[float] = []
+        want = []
+        for i in at:
+            if tags is not None and tags_in[i] not in tags:
+                want.append(None)
+                continue
+            seen.append(x[i])
+            c = len(seen)
+            want.append(aggregate_values(seen[-size:], name, 0.3) if (c - size) % slide == 0
+                        else None)
+        assert out.status[at].tolist() == [0 if w is None else 1 for w in want]
+        got = [v for v, w in zip(out.value[at].tolist(), want, strict=True) if w is not None]
+        assert _bits(got) == _bits([w for w in want if w is not None])
+    s, pieces = m.session(), []
+    for lo, hi in itertools.pairwise(sorted({0, len(rows), *(c % (len(rows) + 1)
+                                                               for c in cuts)})):
+        s = m.session(s.state, windows=s.windows)
+        pieces.append(s.feed(tags_in[lo:hi], {"x": x[lo:hi]}))
+    whole = m.run(tags_in, {"x": x})
+    if pieces:
+        assert np.concatenate([p.status for p in pieces]).tolist() == whole.status.tolist()
+        assert _bits(np.concatenate([p.value for p in pieces])) == _bits(whole.value)
+
+
+def test_a_window_of_events_counts_across_pieces():
+    """The count of events travels with the window contents: a session resumed after
+    four events closes the next tumbling window of three at the sixth, not the seventh."""
+    m = qre("alphabet a; aggregate(sum(cur), 3)")
+    x = np.arange(8.0)
+    s = m.session()
+    first = s.feed(["a"] * 4, x[:4])
+    s = m.session(s.state, windows=s.windows)
+    assert s.windows is not None and s.windows.counts.tolist() == [4]
+    second = s.feed(["a"] * 4, x[4:])
+    assert [*first.status.tolist(), *second.status.tolist()] == [0, 0, 1, 0, 0, 1, 0, 0]
+    assert second.value[1] == 3.0 + 4.0 + 5.0
+
+
+def _bits(values: object) -> list[int]:
+    """Floats as their bits, every NaN one value."""
+    return np.nan_to_num(np.asarray(values, dtype=np.float64), nan=7.5).view(np.int64).tolist()
+
+
 FRACTIONS = st.one_of(
     st.just(0.0), st.floats(0, 1, exclude_max=True),
     st.sampled_from([-1e-6, -5e-7, 5e-7, 1e-6, -4.999999e-7, -5.000001e-7, 0.9999995]),

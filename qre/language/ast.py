@@ -714,9 +714,13 @@ class Aggregate:
     window store computes the window (:attr:`stored`).
     ``aggregate(f, session(gap)[, [tags]])`` (``session``; size = slide = gap): f over
     each session of the key's events — consecutive events less than the gap apart —
-    output when the session closes, a gap after its last event (issue 21 §3). Top
-    level only; compiled by :func:`dt.windows.window_aggregate` (one instance open at a
-    time for a session), its clock by :mod:`qre.language.clock`."""
+    output when the session closes, a gap after its last event (issue 21 §3).
+    ``aggregate(f, n[, m][, [tags]])`` (``events``; issue 23 §1): the same over the key's
+    events of ``tags`` numbered from 0 — instance l holds those numbered l·m to
+    l·m + n − 1 and is output at the last of them (the ones of negative l hold fewer),
+    ⊥ at every other event; no clock. Top level only; compiled by
+    :func:`dt.windows.window_aggregate` (one instance open at a time for a session), its
+    clock by :mod:`qre.language.clock`, or read from the window store (:attr:`stored`)."""
 
     function: WindowFunction | WindowFold | Matches
     size: int
@@ -724,10 +728,16 @@ class Aggregate:
     tags: tuple[str, ...] | None = None
     span: Span | None = _NO_SPAN
     session: bool = False
+    events: bool = False
+    """``size`` and ``slide`` count events, not nanoseconds."""
 
     def __post_init__(self) -> None:
         if self.slide <= 0 or self.size <= 0:
-            raise ValueError("a window's size and slide are positive durations")
+            raise ValueError("a window's size and slide are positive durations or numbers "
+                             "of events")
+        if self.events and not self.stored:
+            raise ValueError(f"a window of events computes {', '.join(STORED_FUNCTIONS)} or "
+                             f"a function of your own, not {self.function_name}")
         if self.slide > self.size:
             raise ValueError("a window's slide is at most its size")
         if self.size % self.slide and not self.stored:
@@ -762,13 +772,16 @@ class Aggregate:
             return True
         if f.name not in STORED_FUNCTIONS:
             return False
-        return f.name in HOLISTIC_FUNCTIONS or bool(self.size % self.slide) or \
-            self.size // self.slide > MAX_SLOTS
+        return self.events or f.name in HOLISTIC_FUNCTIONS or bool(self.size % self.slide) \
+            or self.size // self.slide > MAX_SLOTS
 
     @property
-    def period(self) -> int:
+    def period(self) -> int | None:
         """The clock period: the slide, or for a stored window the greatest common divisor
-        of size and slide (every window closes at l·slide + size, a multiple of it)."""
+        of size and slide (every window closes at l·slide + size, a multiple of it); None
+        for a window of events (it closes at an event)."""
+        if self.events:
+            return None
         return math.gcd(self.size, self.slide) if self.stored else self.slide
 
     @property

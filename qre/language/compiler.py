@@ -71,9 +71,10 @@ lists the query's windows in :attr:`Compiled.windows` and makes the DT read plai
 ``cur`` as the field :data:`PLAIN_FIELD` (a DT reads cur or fields, not both).
 
 A window aggregate that the window store computes (:attr:`ast.Aggregate.stored`: median,
-quantile, distinct, or a window a DT cannot hold) is a field read at the ticks only: the
-store gives each closing tick its window's value and the runtime makes the output ⊥ at
-the other steps and at empty windows.
+quantile, distinct, a function given in Python, a window of events, or a window a DT
+cannot hold) is a field read at the ticks only (at the events of its tags for a window
+of events): the store gives each closing step its window's value and the runtime makes
+the output ⊥ at the other steps and at empty windows.
 
 A window aggregate (a whole query) is otherwise the direct construction of
 :func:`dt.windows.window_aggregate` with the fold of its function
@@ -348,8 +349,9 @@ class Compiler:
         return Compiled(c.concat(start, c.prefix_sum(signals, keep_last)))
 
     def _aggregate(self, q: ast.Aggregate) -> Compiled:
-        if q.stored:  # the window store's value at the ticks that close a window
-            return Compiled(field_signal(self.alphabet, self.window(q), None, tags=(TICK,)))
+        if q.stored:  # the window store's value at the ticks (the events) closing a window
+            return Compiled(field_signal(self.alphabet, self.window(q), None,
+                                         tags=q.tags if q.events else (TICK,)))
         fold = (window_pattern(q.function, self.alphabet) if isinstance(q.function, ast.Matches)
                 else window_fold(q.function))
         return Compiled(window_aggregate(self.alphabet, fold, q.slots, tags=q.tags))

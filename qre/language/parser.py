@@ -283,6 +283,8 @@ def parse(text: str, functions: Mapping[str, UserFunction] | None = None) -> Pro
         raise QreSyntaxError("query nested too deeply", text, Span(1, 1, 1, 1)) from None
 
 
+_WHOLE = re.compile(r"[0-9]+")
+
 # Lark's common.WS, as the lexer skips it (not Python's \s, which also skips \v, \x85, …).
 _BLANK = re.compile(r"(?:[ \t\f\r\n]|#[^\n]*)*")
 
@@ -367,6 +369,14 @@ class _Converter:
             raise self.error("a duration is a positive whole number of nanoseconds", tree)
         return ns
 
+    def events(self, tree: lark.Tree) -> int:
+        """A number of events: a positive whole number."""
+        text = str(tree.children[0])
+        if not _WHOLE.fullmatch(text) or int(text) < 1:
+            raise self.error(f"a window of events is a positive whole number of them, not "
+                             f"{text}", tree)
+        return int(text)
+
     def nanoseconds(self, tree: lark.Tree) -> int:
         """``NUMBER UNIT`` in nanoseconds: a whole number of them."""
         number, unit = tree.children
@@ -415,12 +425,18 @@ class _Converter:
     def aggregate(self, tree: lark.Tree, depth: int) -> Aggregate:
         fn_tree, *rest = tree.children
         session = _kind(rest[0]) == "window_session"
-        durations = [self.duration(t) for t in (rest[0].children if session else rest)
-                     if _kind(t) == "duration"]
+        extents = [t for t in (rest[0].children if session else rest)
+                   if _kind(t) in ("duration", "window_events")]
+        counted = {_kind(t) == "window_events" for t in extents}
+        if len(counted) > 1:
+            raise self.error("a window's size and slide are both durations or both numbers "
+                             "of events", tree)
+        events = counted == {True}
+        lengths = [self.events(t) if events else self.duration(t) for t in extents]
         tag_lists = [t for t in rest if _kind(t) == "tag_list"]
         tags = (tuple(self.identifier(t, "a tag") for t in tag_lists[0].children)
                 if tag_lists else None)
-        size, slide = durations[0], durations[-1]
+        size, slide = lengths[0], lengths[-1]
         if _kind(fn_tree) == "window_matches":
             function = Matches(self.pattern(fn_tree.children[0], depth + 1), True,
                                _span(fn_tree))
@@ -441,7 +457,7 @@ class _Converter:
         else:
             function = self.fold(fn_tree, depth + 1, WindowFold)
         try:
-            return Aggregate(function, size, slide, tags, _span(tree), session)
+            return Aggregate(function, size, slide, tags, _span(tree), session, events)
         except ValueError as err:  # a slide beyond the size, or not dividing it for a fold
             raise self.error(str(err), tree) from None
 

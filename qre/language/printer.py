@@ -135,9 +135,10 @@ def _aggregate(q: Aggregate) -> str:
         fn = f"{f.name}({', '.join(args + ([] if f.p is None else [_init(f.p)]))})"
     else:
         fn = _fold(f)
-    args = [fn, f"session({format_duration(q.size)})" if q.session else format_duration(q.size)]
+    extent = str if q.events else format_duration  # a number of events, or a duration
+    args = [fn, f"session({format_duration(q.size)})" if q.session else extent(q.size)]
     if q.slide != q.size:
-        args.append(format_duration(q.slide))
+        args.append(extent(q.slide))
     if q.tags is not None:
         args.append(f"[{', '.join(_ident(t, 'tag') for t in q.tags)}]")
     return f"aggregate({', '.join(args)})"

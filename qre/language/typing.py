@@ -259,6 +259,9 @@ def _period(program: ast.Program, query: ast.Query) -> int | None:
     window's gap)."""
     if not isinstance(query, ast.Aggregate):
         return program.period
+    if query.events and program.period is not None:
+        raise QreTypeError("a window of events closes at an event, not at clock ticks: leave "
+                           "out the period declaration", span=program.span)
     if query.session and program.period is not None:
         raise QreTypeError("a session window's clock ticks a gap after each session's last "
                            "event, not periodically: leave out the period declaration",
@@ -306,7 +309,8 @@ def _check_timed(q: ast.Aggregate | ast.Matches, sigma: tuple[str, ...]) -> None
                                    span=matches.span)
     if isinstance(q, ast.Aggregate) and q.slots > MAX_SLOTS and not q.stored:
         raise QreTypeError(_too_many_slots(q), span=q.span)
-    if isinstance(q, ast.Aggregate) and q.stored and q.size // q.period > MAX_STORED_TICKS:
+    if isinstance(q, ast.Aggregate) and q.period is not None and q.stored and \
+            q.size // q.period > MAX_STORED_TICKS:
         raise QreTypeError(
             f"this window closes at multiples of {format_duration(q.period)} (the greatest "
             f"common divisor of its size and slide), {q.size // q.period:,} clock ticks per "

@@ -528,7 +528,8 @@ class Monitor:
             order = processing_order(ids.astype(np.int64), stamps, tags, codes, self.alphabet,
                                      values, tiebreak)
             offsets = key_offsets(ids)
-        windowed, undefined = self.windows.events(events, order, offsets)
+        windowed, undefined = self.windows.events(events, order, offsets, codes=codes,
+                                                  alphabet=self.alphabet)
         return without(self._run_grouped(chosen, order, offsets, codes, windowed), undefined)
 
     def _check_untimed(self, caller: str) -> None:

@@ -14,11 +14,12 @@ earliest one that some window of the key's last step holds: for every window tha
 also the earliest any later step's window can hold, since a later step is at the same
 time or after (the last k events for a count window, those less than the window's span
 before the last step for a time window). Per event: its time (δ of the run), its tag's
-code (a window aggregate of some tags reads it) and each window's term.
+code (a window aggregate of some tags reads it) and each window's term; per window, the
+events it has had in all (a window of events closes at every slide-th of them).
 
-Serialized (:meth:`WindowContents.to_bytes`): int64 n, int64 W, int64 form, then the
-payload, all little-endian. Form 0, raw: int64 times[n], int32 codes[n], float64
-terms[n·W] (row-major), 12 + 8·W bytes an event. Form 1, compressed (seed 001's
+Serialized (:meth:`WindowContents.to_bytes`): int64 n, int64 W, int64 form, int64
+counts[W], then the payload, all little-endian. Form 0, raw: int64 times[n], int32
+codes[n], float64 terms[n·W] (row-major), 12 + 8·W bytes an event. Form 1, compressed (seed 001's
 compressed state, for contents idle for a while: a stream's ``compress_windows``): the
 same arrays with the times delta-encoded and every array byte-shuffled (byte k of every
 item together; the terms column by column), compressed with lz4 (the codec
@@ -51,12 +52,14 @@ class WindowContents:
     """int32[n]: each event's tag, its index in the monitor's alphabet."""
     terms: np.ndarray
     """float64[n, W]: window k's term at each event."""
+    counts: np.ndarray
+    """int64[W]: the events window k has had in all (those of its tags), these included."""
 
     @classmethod
     def empty(cls, windows: int) -> WindowContents:
         """No event yet: a key's contents before its first call."""
         return cls(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int32),
-                   np.zeros((0, windows)))
+                   np.zeros((0, windows)), np.zeros(windows, dtype=np.int64))
 
     def __len__(self) -> int:
         return len(self.times)
@@ -64,26 +67,29 @@ class WindowContents:
     def to_bytes(self, *, compress: bool = False) -> bytes:
         """The layout of the module docstring, raw or (``compress``) compressed.
 
-        >>> c = WindowContents(np.array([3, 5]), np.array([0, 1]), np.array([[1.5], [-0.0]]))
+        >>> c = WindowContents(np.array([3, 5]), np.array([0, 1]), np.array([[1.5], [-0.0]]),
+        ...                    np.array([7]))
         >>> for data in (c.to_bytes(), c.to_bytes(compress=True)):
         ...     back = WindowContents.from_bytes(data)
-        ...     print(back.times.tolist(), back.codes.tolist(), back.terms.tolist())
-        [3, 5] [0, 1] [[1.5], [-0.0]]
-        [3, 5] [0, 1] [[1.5], [-0.0]]
-        >>> len(c.to_bytes()) == 24 + 2 * (12 + 8)
+        ...     print(back.times.tolist(), back.codes.tolist(), back.terms.tolist(),
+        ...           back.counts.tolist())
+        [3, 5] [0, 1] [[1.5], [-0.0]] [7]
+        [3, 5] [0, 1] [[1.5], [-0.0]] [7]
+        >>> len(c.to_bytes()) == 24 + 8 + 2 * (12 + 8)
         True
         """
         n, w = self.terms.shape
+        head = _header(n, w, _COMPRESSED if compress else _RAW) + np.ascontiguousarray(
+            self.counts, dtype="<i8").tobytes()
         times = np.ascontiguousarray(self.times, dtype="<i8")
         codes = np.ascontiguousarray(self.codes, dtype="<i4")
         terms = np.ascontiguousarray(self.terms, dtype="<f8")
         if not compress:
-            return b"".join([_header(n, w, _RAW), times.tobytes(), codes.tobytes(),
-                             terms.tobytes()])
+            return b"".join([head, times.tobytes(), codes.tobytes(), terms.tobytes()])
         deltas = np.diff(times, prepend=np.int64(0))  # int64: wraps, undone by the sum
         payload = b"".join([_shuffled(deltas), _shuffled(codes),
                             *(_shuffled(np.ascontiguousarray(terms[:, k])) for k in range(w))])
-        return _header(n, w, _COMPRESSED) + pa.compress(payload, codec=_CODEC, asbytes=True)
+        return head + pa.compress(payload, codec=_CODEC, asbytes=True)
 
     @staticmethod
     def is_compressed(data: bytes) -> bool:
@@ -94,17 +100,18 @@ class WindowContents:
     def from_bytes(cls, data: bytes) -> WindowContents:
         """The contents :meth:`to_bytes` wrote (a ValueError if the bytes are not such)."""
         n, w, form = _read_header(data)
-        size = n * (12 + 8 * w)
+        size, start = n * (12 + 8 * w), _HEADER + 8 * w
+        if len(data) < start or (form == _RAW and len(data) != start + size):
+            raise ValueError(f"window contents: {len(data)} bytes do not hold {n} events of "
+                             f"{w} windows")
+        counts = np.frombuffer(data, dtype="<i8", count=w, offset=_HEADER).astype(np.int64)
         if form == _RAW:
-            if len(data) != _HEADER + size:
-                raise ValueError(f"window contents: {len(data)} bytes do not hold {n} events "
-                                 f"of {w} windows")
-            times = np.frombuffer(data, dtype="<i8", count=n, offset=_HEADER)
-            codes = np.frombuffer(data, dtype="<i4", count=n, offset=_HEADER + 8 * n)
-            terms = np.frombuffer(data, dtype="<f8", count=n * w, offset=_HEADER + 12 * n)
+            times = np.frombuffer(data, dtype="<i8", count=n, offset=start)
+            codes = np.frombuffer(data, dtype="<i4", count=n, offset=start + 8 * n)
+            terms = np.frombuffer(data, dtype="<f8", count=n * w, offset=start + 12 * n)
             return cls(times.astype(np.int64), codes.astype(np.int32),
-                       terms.astype(np.float64).reshape(n, w))
-        raw = np.frombuffer(pa.decompress(data[_HEADER:], decompressed_size=size, codec=_CODEC,
+                       terms.astype(np.float64).reshape(n, w), counts)
+        raw = np.frombuffer(pa.decompress(data[start:], decompressed_size=size, codec=_CODEC,
                                           asbytes=True), dtype=np.uint8)
         times = np.cumsum(_unshuffled(raw[:8 * n], "<i8", n))
         codes = _unshuffled(raw[8 * n:12 * n], "<i4", n)
@@ -112,7 +119,7 @@ class WindowContents:
         for k in range(w):
             lo = 12 * n + 8 * n * k
             terms[:, k] = _unshuffled(raw[lo:lo + 8 * n], "<f8", n)
-        return cls(times.astype(np.int64), codes.astype(np.int32), terms)
+        return cls(times.astype(np.int64), codes.astype(np.int32), terms, counts)
 
 
 def _header(n: int, w: int, form: int) -> bytes:

@@ -92,7 +92,7 @@ class _Window:
                        w.size.events, w.partial, user=w.user)
         f = w.function
         assert isinstance(f, WindowFunction), "a stored window aggregates a window function"
-        return cls(f.name, f.arg, 0.5 if f.p is None else f.p, w.size, False, tags=w.tags,
+        return cls(f.name, f.arg, 0.5 if f.p is None else f.p, w.size, w.events, tags=w.tags,
                    slide=w.slide, user=f.user)
 
 
@@ -189,6 +189,11 @@ class WindowPlan:
         terms = self._term_values(events, n)
         ext = _extended(offsets, carried, step_enters, step_times, codes, terms)
         run = _Run(ext.offsets, ext.enters, ext.times, scale, ext.codes, tuple(alphabet))
+        counts = np.array([c.counts for c in carried], dtype=np.int64).reshape(
+            len(carried), len(self.windows))
+        for k, w in enumerate(self._stored):  # each window's events before the carried ones
+            counts[:, k] -= _per_key(ext.offsets, run.extent(w)[0] & ext.old)
+        run = replace(run, seen=counts)
         values, undefined = self._values(run, ext.terms)
         steps = np.arange(n)
         return (self._fields(events, values[ext.at], steps),
@@ -213,7 +218,7 @@ class WindowPlan:
         values = np.empty((n, len(self.windows)))
         undefined = np.zeros(n, dtype=bool)
         for k, w in enumerate(self._stored):
-            values[:, k], missing = run.window(w, np.ascontiguousarray(terms[:, k]))
+            values[:, k], missing = run.window(w, np.ascontiguousarray(terms[:, k]), k)
             if missing is not None:
                 undefined |= missing
         return values, undefined
@@ -245,12 +250,15 @@ class WindowPlan:
             held = first[last[has]]
             steps = np.append(entry_steps, len(enters))[held]
             start[has] = np.minimum(start[has], steps)
+        assert run.seen is not None
+        counts = run.seen + np.stack([_per_key(ext.offsets, run.extent(w)[0])
+                                      for w in self._stored], axis=1)
         out = []
         for g in range(keys):
             keep = np.arange(start[g], ext.offsets[g + 1])
             keep = keep[ext.enters[keep]]
             out.append(WindowContents(ext.times[keep], ext.codes[keep].astype(np.int32),
-                                      ext.terms[keep]))
+                                      ext.terms[keep], counts[g]))
         return out
 
 
@@ -265,6 +273,8 @@ class _Extended:
     terms: np.ndarray
     at: np.ndarray
     """int64[n]: where each new step is."""
+    old: np.ndarray
+    """bool[N]: the carried events."""
 
 
 def _extended(offsets: np.ndarray, carried: Sequence[WindowContents], enters: np.ndarray,
@@ -287,7 +297,7 @@ def _extended(offsets: np.ndarray, carried: Sequence[WindowContents], enters: np
     return _Extended(ext_offsets, merged(enters, [np.ones(len(c), dtype=bool) for c in carried]),
                      merged(times, [c.times for c in carried]),
                      merged(np.asarray(codes, dtype=np.int64), [c.codes for c in carried]),
-                     merged(terms, [c.terms for c in carried]), at)
+                     merged(terms, [c.terms for c in carried]), at, old)
 
 
 @dataclass(frozen=True)
@@ -301,29 +311,33 @@ class _Run:
     scale: TimeScale | None
     codes: np.ndarray | None
     alphabet: tuple[str, ...]
+    seen: np.ndarray | None = None
+    """int64[K, W]: each window's events before each key's first step (None: none)."""
 
     def extent(self, w: _Window) -> tuple[np.ndarray, int, bool]:
         """Window ``w`` as the store slides it: the steps that enter it, and its size in
         entries or (``by_time``) in δ — (now − size, now]."""
-        if w.events:
-            return self.enters, w.size, False
-        assert self.scale is not None
-        if w.slide is None:  # (now − size, now]: less than ⌈size/δ⌉ δ back
-            return self.enters, max(1, int(self.scale.ceil(w.size))), True
         enters = self.enters
         if w.tags is not None:
             assert self.codes is not None, "a window of some tags needs the steps' tags"
             picked = [self.alphabet.index(t) for t in w.tags]
             enters = enters & np.isin(self.codes, picked)
+        if w.events:
+            return enters, w.size, False
+        assert self.scale is not None
+        if w.slide is None:  # (now − size, now]: less than ⌈size/δ⌉ δ back
+            return enters, max(1, int(self.scale.ceil(w.size))), True
         # The tick at b reads the events at most size δ back: (b − size − 1, b].
         return enters, self.scale.whole(w.size, "the window size") + 1, True
 
-    def window(self, w: _Window, x: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:
-        """Window ``w``'s value after every step, and the steps where the output is ⊥
-        because of it (None: none)."""
+    def window(self, w: _Window, x: np.ndarray, k: int
+               ) -> tuple[np.ndarray, np.ndarray | None]:
+        """Window ``w`` (the k-th)'s value after every step, and the steps where the output
+        is ⊥ because of it (None: none)."""
         enters, size, by_time = self.extent(w)
         if w.slide is not None:
-            closing = self._closing(w, enters, x, size)
+            closing = self._counted(w, enters, k) if w.events else \
+                self._closing(w, enters, x, size)
             return self._values(w, enters, x, size, by_time, closing), ~closing
         out = self._values(w, enters, x, size, by_time, None)
         if not w.partial:
@@ -349,6 +363,24 @@ class _Run:
         slide = self.scale.whole(w.slide, "the window slide")
         count = window_values(self.offsets, enters, x, self.times, size, True, "count")
         return ~self.enters & ((self.times - (size - 1)) % slide == 0) & (count > 0)
+
+
+    def _counted(self, w: _Window, enters: np.ndarray, k: int) -> np.ndarray:
+        """A window aggregate of events: the events numbered c (from 1, of its tags, per
+        key) with c ≡ size (mod slide), which close [c − size, c)."""
+        assert w.slide is not None
+        entered = np.cumsum(enters)
+        before = np.concatenate([[0], entered])[self.offsets[:-1]]  # at each key's start
+        number = entered - np.repeat(before, np.diff(self.offsets))
+        if self.seen is not None:
+            number = number + np.repeat(self.seen[:, k], np.diff(self.offsets))
+        return enters & ((number - w.size) % w.slide == 0)
+
+
+def _per_key(offsets: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """int64[K]: the steps of each key where ``mask`` holds."""
+    counts = np.concatenate([[0], np.cumsum(mask, dtype=np.int64)])
+    return counts[offsets[1:]] - counts[offsets[:-1]]
 
 
 def _user_values(offsets: np.ndarray, enters: np.ndarray, x: np.ndarray, times: np.ndarray,
