@@ -31,6 +31,8 @@ min, max     NaN if a NaN, else the least / greatest in the total order         
              −inf < … < −0.0 < 0.0 < … < inf
 quantile     NaN if a NaN; numpy's "linear" interpolation (below) at p           NaN
 median       quantile at p = 0.5                                                 NaN
+top          NaN if a NaN or fewer than k values, else the k-th greatest in the  NaN
+             total order (k = 1: max); k is passed as p
 distinct     the number of distinct bit patterns, all NaNs one value             0.0
 ===========  ==================================================================  =======
 
@@ -62,12 +64,12 @@ __all__ = ["AGGREGATES", "EMPTY", "aggregate_values", "exact_sum", "order_key",
            "reference_window_values", "window_members"]
 
 AGGREGATES: tuple[str, ...] = ("count", "sum", "avg", "min", "max", "quantile", "median",
-                               "distinct")
+                               "distinct", "top")
 """The aggregate names :func:`aggregate_values` and the window store accept."""
 
 EMPTY: Mapping[str, float] = MappingProxyType({
     "count": 0.0, "sum": 0.0, "avg": math.nan, "min": math.inf, "max": -math.inf,
-    "quantile": math.nan, "median": math.nan, "distinct": 0.0})
+    "quantile": math.nan, "median": math.nan, "distinct": 0.0, "top": math.nan})
 """Each aggregate over an empty window (avg is 0.0 / 0.0)."""
 
 _CANONICAL_NAN = 0x7FF8_0000_0000_0000
@@ -119,7 +121,8 @@ def exact_sum(values: Iterable[float]) -> float:
 
 
 def aggregate_values(values: Sequence[float], aggregate: str, p: float = 0.5) -> float:
-    """One window's aggregate (the module docstring's table); ``p`` only for quantile.
+    """One window's aggregate (the module docstring's table); ``p`` only for quantile (and
+    k for top).
 
     >>> aggregate_values([3.0, 1.0, 2.0, 2.0], "median"), aggregate_values([], "min")
     (2.0, inf)
@@ -129,6 +132,8 @@ def aggregate_values(values: Sequence[float], aggregate: str, p: float = 0.5) ->
     (nan, 2.0)
     >>> aggregate_values([1.0, 2.0, 4.0], "quantile", 0.75), aggregate_values([1.0, 2.0], "avg")
     (3.0, 1.5)
+    >>> aggregate_values([1.0, 4.0, 2.0], "top", 2), aggregate_values([1.0], "top", 2)
+    (2.0, nan)
     """
     if aggregate not in AGGREGATES:
         raise ValueError(f"unknown aggregate {aggregate!r}; one of {', '.join(AGGREGATES)}")
@@ -150,6 +155,8 @@ def aggregate_values(values: Sequence[float], aggregate: str, p: float = 0.5) ->
         return ordered[0]
     if aggregate == "max":
         return ordered[-1]
+    if aggregate == "top":
+        return ordered[-int(p)] if len(ordered) >= p else math.nan
     return _linear_quantile(ordered, 0.5 if aggregate == "median" else p)
 
 

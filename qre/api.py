@@ -24,7 +24,7 @@ from dt import constructions
 
 from .language import ast
 from .language.clock import Clock
-from .language.compiler import LEAN_STATES, compile_query
+from .language.compiler import LEAN_STATES, compile_queries, compile_query
 from .language.derive import derivation
 from .language.errors import QreTypeError
 from .language.lalr import KEYWORDS
@@ -134,8 +134,10 @@ def _several(queries: Mapping[str, Query], alphabet: Sequence[str] | None,
     """One monitor computing every query of ``queries``, its outputs named by the keys.
 
     The alphabet is ``alphabet``, else the one the queries declare (they must agree),
-    else the tags any of them mentions. Timed queries (a clock, derived tags) run
-    alone: their rows are emitted per window or event, not one per event.
+    else the tags any of them mentions. Timed queries (a clock, derived tags, windows over
+    durations) run alone: their rows are emitted per window or event, not one per event.
+    Sliding windows of events are numbered across the queries (one shared is computed
+    once): ``{"top1": "top_over(100, cur, 1)", "top2": "top_over(100, cur, 2)"}``.
     """
     if not queries:
         raise ValueError("qre: the dict of queries is empty")
@@ -156,14 +158,18 @@ def _several(queries: Mapping[str, Query], alphabet: Sequence[str] | None,
             raise ValueError(f"output {name!r} is a timed query (a window, a clock period "
                              f"or derived tags): compile it alone and run it with run_timed")
     common = typed[names[0]].alphabet  # the same set for all; one order for the DTs
-    compiled = {name: compile_query(t.query, common, lean=_lean(optimize))
-                for name, t in typed.items()}
-    for name, part in compiled.items():
-        if part.windows:
-            raise ValueError(f"output {name!r} has sliding windows ({part.windows[0].function}"
-                             f"_over): compile it alone")
-    parts = [part.value for part in compiled.values()]
-    return Monitor.from_dt(constructions.parallel(*parts), optimize=optimize, outputs=names)
+    parts, windows = compile_queries([t.query for t in typed.values()], common,
+                                     lean=_lean(optimize))
+    for w in windows:
+        if isinstance(w, ast.Aggregate) or w.partial:  # ⊥ by a mask over the whole row
+            raise ValueError("a window aggregate or a partial window (avg_last beyond 100 "
+                             "events) is undefined at some events, for its own query only: "
+                             "compile it alone")
+        if not w.size.events:  # run_timed runs one output; a dict runs in run and run_keys
+            raise ValueError(f"{w.function}_over over a duration needs run_timed, which runs "
+                             f"one output: compile each query with it alone")
+    return Monitor.from_dt(constructions.parallel(*parts), optimize=optimize, outputs=names,
+                           windows=windows)
 
 
 def _check_query_type(query: object, what: str) -> None:

@@ -67,7 +67,7 @@ def window_signals(draw, *, timed: bool = False) -> ast.WindowSignal:
     arg = None if function == "count" else draw(st.sampled_from(
         [Cur(), Apply("sub", (Apply("mul", (Cur(), Const(2.0))), Const(1.0)))]))
     p = draw(st.sampled_from([0.0, 0.25, 0.3, 0.5, 0.9, 1.0])) if function == "quantile" \
-        else None
+        else float(draw(st.integers(1, 4))) if function == "top" else None
     return ast.WindowSignal(function, size, arg, p)
 
 
@@ -265,10 +265,34 @@ def test_where_a_window_signal_cannot_run():
     counted = qre("alphabet a; avg_over(3, cur)")
     with pytest.raises(ValueError, match="sliding windows"):
         counted.resume_keys(np.zeros((1, 2 * len(counted.dt.states))), [0], ["a"], [1.0])
-    with pytest.raises(ValueError, match="compile it alone"):
-        qre({"x": "avg_over(3, cur)", "y": "avg(cur)"}, alphabet=["a"])
+    with pytest.raises(ValueError, match="compile each query with it alone"):
+        qre({"x": "avg_over(3s, cur)", "y": "avg(cur)"}, alphabet=["a"])
+    for text in ("aggregate(median(cur), 3, 2)", "avg_last(101, cur)"):
+        with pytest.raises(ValueError, match="for its own query only"):
+            qre({"x": text, "y": "avg(cur)"}, alphabet=["a"])
     with pytest.raises(QreTypeError, match="reads cur"):
         qre("alphabet a; avg_over(3, cur.x) + avg(cur)")
+
+
+@given(st.lists(st.tuples(st.integers(0, 2), VALUES), max_size=20))
+def test_a_dict_of_windowed_queries_is_each_query(rows):
+    """Top-k and quartiles as one monitor: the windows numbered across the outputs (a
+    shared one computed once), plain cur read beside them, each output the query's own."""
+    texts = {"top1": "top_over(4, cur, 1)", "top2": "top_over(4, cur, 2)",
+             "q1": "quantile_over(5, cur, 0.25) + top_over(4, cur, 1)", "sum": "sum(cur)"}
+    m = qre(texts, alphabet=["a"])
+    assert m.windows is not None and len(m.windows.windows) == 3  # top1 shared
+    keys = [k for k, _ in rows]
+    values = np.array([v for _, v in rows], dtype=np.float64)
+    out = m.run_keys(keys, ["a"] * len(rows), values)
+    for j, text in enumerate(texts.values()):
+        alone = qre(text, alphabet=["a"]).run_keys(keys, ["a"] * len(rows), values)
+        status = out.status.reshape(len(rows), len(texts))[:, j]
+        value = out.value.reshape(len(rows), len(texts))[:, j]
+        assert status.tolist() == alone.status.tolist(), text
+        defined = status == 1
+        assert [_bits(v) for v in value[defined]] == \
+            [_bits(v) for v in alone.value[defined]], text
 
 
 def test_records_and_plain_values_reach_the_window_and_the_rest():

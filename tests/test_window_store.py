@@ -103,16 +103,19 @@ def same(a: float, b: float) -> bool:
 
 @settings(max_examples=200, deadline=None)
 @given(streams(), sizes, st.booleans(),
-       st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 0.25, 0.5, 1.0, 1 / 3])))
-def test_every_aggregate_matches_the_reference(stream, size, by_time, p):
+       st.one_of(st.floats(0.0, 1.0), st.sampled_from([0.0, 0.25, 0.5, 1.0, 1 / 3])),
+       st.integers(1, 6))
+def test_every_aggregate_matches_the_reference(stream, size, by_time, p, k):
+    """top takes k (the k-th greatest) where quantile takes p."""
     offsets, enters, x, time = stream
     for aggregate in AGGREGATES:
-        want = reference_window_values(offsets, enters, x, time, size, by_time, aggregate, p)
-        assert_same(window_values(offsets, enters, x, time, size, by_time, aggregate, p), want)
-        if aggregate in ("quantile", "median", "distinct"):  # the wide windows' path too
+        q = k if aggregate == "top" else p
+        want = reference_window_values(offsets, enters, x, time, size, by_time, aggregate, q)
+        assert_same(window_values(offsets, enters, x, time, size, by_time, aggregate, q), want)
+        if aggregate in ("quantile", "median", "distinct", "top"):  # the wide path too
             with mock.patch.dict(window_store.SORTED_WIDTHS, {aggregate: 0}):
                 assert_same(window_values(offsets, enters, x, time, size, by_time, aggregate,
-                                          p), want)
+                                          q), want)
 
 
 @settings(max_examples=200, deadline=None)
@@ -186,12 +189,13 @@ def test_wide_windows_with_ticks_and_mass_evictions():
     widest = max(SORTED_WIDTHS.values())
     for size, by_time, aggregates in (
             (100, False, AGGREGATES), (200, True, AGGREGATES),
-            (widest + 50, False, ("quantile", "median", "distinct")),
-            (10**6, True, ("quantile", "median", "distinct", "min", "max"))):
+            (widest + 50, False, ("quantile", "median", "distinct", "top")),
+            (10**6, True, ("quantile", "median", "distinct", "min", "max", "top"))):
         for aggregate in aggregates:
-            assert_same(window_values(offsets, enters, x, time, size, by_time, aggregate, 0.3),
+            q = 3 if aggregate == "top" else 0.3
+            assert_same(window_values(offsets, enters, x, time, size, by_time, aggregate, q),
                         reference_window_values(offsets, enters, x, time, size, by_time,
-                                                aggregate, 0.3))
+                                                aggregate, q))
 
 
 # Targeted examples ------------------------------------------------------------------
@@ -302,9 +306,10 @@ def test_empty_windows_and_ticks():
     offsets, enters = np.array([0, 3]), np.array([False, True, False])
     x, time = np.array([9.0, 2.0, 9.0]), np.array([0, 1, 10])
     for aggregate in AGGREGATES:
-        out = window_values(offsets, enters, x, time, 5, True, aggregate)
+        q = 1 if aggregate == "top" else 0.5  # top's k: the max
+        out = window_values(offsets, enters, x, time, 5, True, aggregate, q)
         assert same(out[0], EMPTY[aggregate]) and same(out[2], EMPTY[aggregate])
-        assert same(out[1], aggregate_values([2.0], aggregate))
+        assert same(out[1], aggregate_values([2.0], aggregate, q))
 
 
 @settings(max_examples=200, deadline=None)

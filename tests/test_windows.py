@@ -90,8 +90,8 @@ def test_aggregate_equals_brute_force(frame, name, slide, slots, tags, engine):
     assert_rows(got, expected_windows(frame, size, slide, name, tags or ALPHABET))
 
 
-@given(timed_events(), st.sampled_from(["median", "quantile", "distinct", "count", "sum",
-                                       "avg", "min", "max"]),
+@given(timed_events(), st.sampled_from(["median", "quantile", "distinct", "top", "count",
+                                       "sum", "avg", "min", "max"]),
        st.integers(1, 5), st.integers(1, 12), st.sampled_from([None, ("a",)]),
        st.sampled_from(["table", "codegen"]))
 def test_stored_aggregates_equal_brute_force(frame, name, slide, size, tags, engine):
@@ -106,17 +106,20 @@ def test_stored_aggregates_equal_brute_force(frame, name, slide, size, tags, eng
     got = m.run_timed(frame["t"], frame["tag"], {"x": frame["x"]}, keys=frame["k"],
                       engine=engine)
     want = expected_windows(frame, size, slide, name, tags or ALPHABET,
-                            (lambda xs: aggregate_values(xs, name, 0.3)) if m.windows else None)
+                            (lambda xs: aggregate_values(xs, name, PARAMETER.get(name, 0.5)))
+                            if m.windows else None)
     assert_rows(got, want)
 
 
 STORED_TEXT = {**FUNCTION_TEXT, "median": "median(cur.x)", "quantile": "quantile(cur.x, 0.3)",
-               "distinct": "distinct(cur.x)"}
+               "distinct": "distinct(cur.x)", "top": "top(cur.x, 2)"}
+PARAMETER = {"quantile": 0.3, "top": 2}
+"""The number STORED_TEXT gives each function that takes one."""
 
 
 @given(st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["a", "b"]),
                           st.sampled_from([-1.0, 0.5, 2.0, 2.0, -0.0, math.nan])), max_size=30),
-       st.sampled_from(["median", "quantile", "distinct", "count", "sum", "avg", "min",
+       st.sampled_from(["median", "quantile", "distinct", "top", "count", "sum", "avg", "min",
                         "max"]),
        st.integers(1, 4), st.integers(0, 4), st.sampled_from([None, ("a",)]),
        st.lists(st.integers(0, 30), max_size=3))
@@ -142,8 +145,8 @@ def test_windows_of_events_equal_brute_force(rows, name, slide, extra, tags, cut
                 continue
             seen.append(x[i])
             c = len(seen)
-            want.append(aggregate_values(seen[-size:], name, 0.3) if (c - size) % slide == 0
-                        else None)
+            want.append(aggregate_values(seen[-size:], name, PARAMETER.get(name, 0.5))
+                        if (c - size) % slide == 0 else None)
         assert out.status[at].tolist() == [0 if w is None else 1 for w in want]
         got = [v for v, w in zip(out.value[at].tolist(), want, strict=True) if w is not None]
         assert _bits(got) == _bits([w for w in want if w is not None])

@@ -69,7 +69,7 @@ from .order_stats import extreme_values, order_keys, sorted_window_values
 
 __all__ = ["AGGREGATES", "SORTED_WIDTHS", "window_bounds", "window_values"]
 
-SORTED_WIDTHS: dict[str, int] = {"quantile": 512, "median": 512, "distinct": 96}
+SORTED_WIDTHS: dict[str, int] = {"quantile": 512, "median": 512, "top": 512, "distinct": 96}
 """The widest windows (most entries at once, max(end − first)) whose quantiles and
 distinct counts keep the window sorted (:func:`.order_stats.sorted_window_values`: O(width)
 a step, no sort beforehand); wider ones rank the entries and count them in a Fenwick tree
@@ -89,7 +89,7 @@ def window_values(offsets: np.ndarray, enters: np.ndarray, x: np.ndarray,
     where ``enters``), ``time`` int64[n] (read by a time window only, None otherwise;
     nondecreasing within a key), ``size`` ≥ 1 (entries, or time units if ``by_time``),
     ``aggregate`` one of :data:`AGGREGATES`, ``p`` in [0, 1] (quantile only; median is
-    p = 0.5). Bad arguments are ValueErrors.
+    p = 0.5; for top, k: the k-th greatest). Bad arguments are ValueErrors.
 
     >>> offsets, enters = np.array([0, 4, 6]), np.array([True, True, False, True, True, True])
     >>> x = np.array([1e308, 1e308, 0.0, -1e308, -0.0, -0.0])
@@ -109,7 +109,8 @@ def window_values(offsets: np.ndarray, enters: np.ndarray, x: np.ndarray,
     keys = order_keys(bits)
     if aggregate in ("min", "max"):
         return extreme_values(first, end, values, keys, aggregate == "max")
-    q = 0.5 if aggregate == "median" else float(p)
+    # The k-th greatest is an order statistic: the quantile kernels take it as p = −k.
+    q = 0.5 if aggregate == "median" else -float(p) if aggregate == "top" else float(p)
     distinct = aggregate == "distinct"
     if len(first) == 0 or int((end - first).max()) <= SORTED_WIDTHS[aggregate]:
         return sorted_window_values(first, end, keys, distinct, q)
@@ -129,7 +130,10 @@ def _checked(offsets: np.ndarray, enters: np.ndarray, x: np.ndarray, time: np.nd
     if not isinstance(size, numbers.Integral) or isinstance(size, bool) or \
             not 1 <= int(size) < 2**63:
         raise ValueError(f"size must be an integer from 1 to 2^63 − 1, got {size!r}")
-    if not isinstance(p, numbers.Real) or not 0.0 <= float(p) <= 1.0:
+    if aggregate == "top":
+        if not isinstance(p, numbers.Real) or not float(p).is_integer() or not 1 <= p < 2**53:
+            raise ValueError(f"top's k must be a whole number from 1, got {p!r}")
+    elif not isinstance(p, numbers.Real) or not 0.0 <= float(p) <= 1.0:
         raise ValueError(f"p must be a number in [0, 1], got {p!r}")
     enters = _array(enters, "enters", "b", np.bool_)
     n = len(enters)

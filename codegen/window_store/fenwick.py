@@ -213,6 +213,8 @@ def _tree_values(offsets, first, end, values, rank, ranked, distinct, entry_offs
 def _interpolate(tree, base, size, top_bit, ranked, n, p):
     """numpy's "linear" quantile at p of the n counted values (dt.window_aggregates)."""
     lo, hi, t = quantile_point(n, p)
+    if lo < 0:  # the k-th greatest of fewer than k values
+        return np.nan
     a = ranked[base + _tree_select(tree, base, size, top_bit, lo)]
     b = ranked[base + _tree_select(tree, base, size, top_bit, hi)]
     return linear_quantile(a, b, t)

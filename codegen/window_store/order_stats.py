@@ -183,7 +183,10 @@ def _sorted_window(first, end, keys, width, distinct, p, out):
             out[i] = np.nan
         else:
             lo, hi, t = quantile_point(size, p)
-            out[i] = linear_quantile(_key_value(window[lo]), _key_value(window[hi]), t)
+            if lo < 0:  # the k-th greatest of fewer than k values
+                out[i] = np.nan
+            else:
+                out[i] = linear_quantile(_key_value(window[lo]), _key_value(window[hi]), t)
 
 
 # The sorted window's edits. A place is found by counting the keys below (one pass without
@@ -254,7 +257,11 @@ def _key_value(key):
 def quantile_point(n, p):
     """Where numpy's "linear" quantile at p falls among n ≥ 1 sorted values: lo, hi, t
     (:mod:`dt.window_aggregates`: h = (n − 1)·p, lo = ⌊h⌋, hi = min(lo + 1, n − 1),
-    t = h − lo)."""
+    t = h − lo). A negative p = −k is the k-th greatest: lo = hi = n − k (negative when
+    n < k), t = 0."""
+    if p < 0:
+        lo = n + int(p)
+        return lo, lo, 0.0
     h = (n - 1) * p
     lo = int(np.floor(h))
     return lo, min(lo + 1, n - 1), h - lo

@@ -61,6 +61,7 @@ __all__ = [
     "COMPARISONS",
     "CONNECTIVES",
     "HOLISTIC_FUNCTIONS",
+    "PARAMETERS",
     "PAST_OPERATORS",
     "SIGNAL_FUNCTIONS",
     "STORED_FUNCTIONS",
@@ -486,10 +487,10 @@ class BoundedPast:
 
 
 WINDOW_FUNCTIONS = ("count", "sum", "min", "max", "avg", "var", "std", "first", "last",
-                    "median", "quantile", "distinct")
+                    "median", "quantile", "distinct", "top")
 """The builtin functions of a window aggregate (:mod:`qre.language.sugar` gives the folds)."""
 
-HOLISTIC_FUNCTIONS = ("median", "quantile", "distinct")
+HOLISTIC_FUNCTIONS = ("median", "quantile", "distinct", "top")
 """Window functions that need the window's values, not a fold: the window store computes
 them (issue 23, :mod:`qre.runtime.window_fields`)."""
 
@@ -527,10 +528,20 @@ def _check_user(user: UserFunction, name: str, arg: Term | None, p: float | None
         raise ValueError(f"{usage} takes one term")
 
 
-def _check_probability(p: float | None) -> None:
-    """A quantile's p (None: not a quantile)."""
-    if p is not None and not 0.0 <= p <= 1.0:
+PARAMETERS = {"quantile": "a probability p", "top": "a whole number k"}
+"""The window functions that take a number besides their term: ``quantile(t, p)``, and
+``top(t, k)``, the k-th greatest value (k = 1: the max; NaN with fewer than k values)."""
+
+
+def _check_parameter(name: str, p: float | None, usage: str) -> None:
+    """``p`` given exactly to the functions of :data:`PARAMETERS`, and in range."""
+    if (p is None) != (name not in PARAMETERS):
+        raise ValueError(f"{usage} takes {PARAMETERS[name]}" if name in PARAMETERS
+                         else f"{usage} takes no number besides its term")
+    if name == "quantile" and p is not None and not 0.0 <= p <= 1.0:
         raise ValueError(f"a quantile's p is between 0 and 1, not {p}")
+    if name == "top" and p is not None and not (float(p).is_integer() and 1 <= p < 2**53):
+        raise ValueError(f"top's k is a whole number from 1, not {p:g}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -556,11 +567,8 @@ class WindowFunction:
         if (self.arg is None) != (self.name == "count"):
             raise ValueError("count() takes no argument" if self.name == "count"
                              else f"{self.name}(t) takes one term argument")
-        if (self.p is None) != (self.name != "quantile"):
-            raise ValueError("quantile(t, p) takes a term and a probability p"
-                             if self.name == "quantile" else
-                             f"{self.name}(t) takes one term argument")
-        _check_probability(self.p)
+        _check_parameter(self.name, self.p, f"{self.name}(t, ...)" if self.name in PARAMETERS
+                         else f"{self.name}(t)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -629,7 +637,8 @@ class PatternWithin:
     span: Span | None = _NO_SPAN
 
 
-WINDOW_SIGNALS = ("count", "sum", "avg", "min", "max", "median", "quantile", "distinct")
+WINDOW_SIGNALS = ("count", "sum", "avg", "min", "max", "median", "quantile", "distinct",
+                  "top")
 """The aggregates of a sliding window at every event, written ``NAME_over(size, …)``
 (:class:`WindowSignal`; :mod:`dt.window_aggregates` defines each one)."""
 
@@ -685,11 +694,8 @@ class WindowSignal:
         if (self.arg is None) != (self.function == "count"):
             raise ValueError("count_over(size) takes no term" if self.function == "count"
                              else f"{self.function}_over(size, t) takes one term")
-        if (self.p is None) != (self.function != "quantile"):
-            raise ValueError("quantile_over(size, t, p) takes a probability p"
-                             if self.function == "quantile"
-                             else f"{self.function}_over takes no probability")
-        _check_probability(self.p)
+        _check_parameter(self.function, self.p, f"{self.function}_over(size, t, ...)"
+                         if self.function in PARAMETERS else f"{self.function}_over")
 
 
 Pattern = PatternTag | PatternSeq | PatternOr | PatternAnd | PatternPlus | PatternWithin

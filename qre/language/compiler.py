@@ -138,6 +138,20 @@ def compile_query(query: ast.Query, alphabet: Sequence[str], *,
     return Compiled(_plain_cur_as_field(compiled.value), None, tuple(compiler.windows))
 
 
+def compile_queries(queries: Sequence[ast.Query], alphabet: Sequence[str], *,
+                    lean: int | None = LEAN_STATES
+                    ) -> tuple[list[DT], tuple[ast.WindowSignal | ast.Aggregate, ...]]:
+    """The DTs (A_α) of several queries run side by side over ``alphabet`` (one monitor,
+    one output each) and their sliding windows, numbered across all of them (a window two
+    queries share is computed once); with windows every DT reads plain ``cur`` as the
+    field :data:`PLAIN_FIELD`."""
+    compiler = Compiler(tuple(alphabet), lean=lean)
+    dts = [compiler.compile(q).value for q in queries]
+    if compiler.windows:
+        dts = [_plain_cur_as_field(d) for d in dts]
+    return dts, tuple(compiler.windows)
+
+
 def window_empty(q: ast.WindowSignal) -> float:
     """A sliding window's value on an empty window (and on the empty word): NaN for a
     function given in Python."""

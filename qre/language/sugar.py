@@ -122,6 +122,7 @@ __all__ = [
     "std",
     "stored_last_k",
     "sum_of",
+    "top_over",
     "user_over",
     "var",
     "variance_fold",
@@ -312,10 +313,18 @@ def user_over(user: ast.UserFunction) -> Callable[..., ast.WindowSignal]:
     return form
 
 
+def top_over(size: ast.WindowSize, t: Term, k: int) -> ast.WindowSignal:
+    """``top_over(size, t, k)``: the k-th greatest value of t over the sliding window of
+    ``size`` (k = 1: the max; NaN with fewer than k values)."""
+    return ast.WindowSignal("top", size, t, float(k))
+
+
 OVER_FORMS: dict[str, Callable[..., ast.WindowSignal]] = {
     "count_over": count_over,
-    **{f"{f}_over": _over(f) for f in ast.WINDOW_SIGNALS if f not in ("count", "quantile")},
+    **{f"{f}_over": _over(f) for f in ast.WINDOW_SIGNALS
+       if f not in ("count", "quantile", "top")},
     "quantile_over": quantile_over,
+    "top_over": top_over,
 }
 """The sliding-window signals (issue 23), by text name."""
 
