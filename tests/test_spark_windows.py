@@ -96,25 +96,28 @@ def test_runs_that_feed_a_key_in_pieces_refuse_windows(spark):
 
 
 @pytest.mark.parametrize("text", ["avg_over(3s, cur.v) - median_over(2, cur.v)",
-                                  "aggregate(median(cur.v), 4s, 3s)"])
+                                  "aggregate(median(cur.v), 4s, 3s)",
+                                  "aggregate(spread(cur.v), 3, 2, [a])"])
 def test_a_stream_restarted_keeps_its_windows(spark, tmp_path, text):
     """monitor_stream keeps each key's window contents in the state store: stopped after
     two micro-batches and restarted from its checkpoint, it writes the rows of the
-    simulator (tests/test_stream_windows.py checks it against run_timed)."""
+    simulator (tests/test_stream_windows.py checks it against run_timed). A function
+    given in Python travels to the workers with the plan."""
     from keyed_oracle import canonical
     from stream_simulator import simulate
 
+    from qre.runtime.timed import is_timed
     from spark_udf.keyed import LATE, TIME_US, Rules
     from tests.test_spark_stream import RESULTS, _restart_events, run, write_batches
 
-    m = qre("alphabet a, b; " + text)
+    m = qre("alphabet a, b; " + text, functions={"spread": lambda v: float(v.max() - v.min())})
     events = _restart_events()
     options = {"watermark": "4 seconds"}
     write_batches(tmp_path / "in", events[:2])
     run(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out", **options)
     write_batches(tmp_path / "in", events[2:], first=2)
     got = run(spark, m, tmp_path / "in", tmp_path / "ckpt", tmp_path / "out", **options)
-    rules = Rules(True, None, "flag", 0, m.clock, True, 10**6, "integral")
+    rules = Rules(True, None, "flag", 0, m.clock, is_timed(m), 10**6, "integral")
     want, _ = simulate(m, [e.assign(**{TIME_US: e["t"] * 10**6}) for e in events], rules, 4)
     want = want[want["k"] != 99]
     columns = [*RESULTS, LATE]

@@ -14,14 +14,19 @@ semantics of DT terms, vectorised), then each window slides over its key's event
 the events of the last ``size`` of event time (the current one included; ``size``
 in δ is ⌈size/δ⌉, as ``within`` reads durations) or the last ``size`` events.
 Clock ticks (a declared period) never enter a window but get its value at their
-time. Every key starts with empty windows.
+time. Every key starts with empty windows (:meth:`WindowPlan.events`), or with the
+events carried from its earlier calls (:meth:`WindowPlan.resume`: a session, a stream's
+key; :mod:`qre.runtime.window_contents`).
 
 A window aggregate the store computes (``aggregate(median(cur), 1h, 10min)``,
 :attr:`qre.language.ast.Aggregate.stored`) is read the same way at the ticks: a tick at
 b that closes [b − size, b) (b − size a multiple of the slide; the clock ticks at
 gcd(size, slide)) gets the aggregate of the events of the window's tags at most size δ
 back — the tick comes before the events at b — and the output is ⊥ at every other step
-and at an empty window.
+and at an empty window. A window aggregate of events (``aggregate(median(cur), 100,
+10)``) has no clock: the c-th event of its tags (per key, counting from 1, the count
+carried with the contents) with c ≡ size (mod slide) gets the aggregate of the last
+size of them, and the output is ⊥ at every other step.
 
 Cost: one kernel pass for the terms, then per window and step O(1) for count, sum
 and avg and O(log n) for the others (:mod:`codegen.window_store`), whatever the
@@ -213,7 +218,7 @@ class WindowPlan:
         for w in self._stored:
             if not w.events and run.scale is None:
                 raise ValueError(f"{w.function}_over over a duration needs event times: run "
-                                 f"the monitor with run_timed")
+                                 f"the monitor with run_timed (or feed a session times=)")
         n = len(run.enters)
         values = np.empty((n, len(self.windows)))
         undefined = np.zeros(n, dtype=bool)
@@ -363,7 +368,6 @@ class _Run:
         slide = self.scale.whole(w.slide, "the window slide")
         count = window_values(self.offsets, enters, x, self.times, size, True, "count")
         return ~self.enters & ((self.times - (size - 1)) % slide == 0) & (count > 0)
-
 
     def _counted(self, w: _Window, enters: np.ndarray, k: int) -> np.ndarray:
         """A window aggregate of events: the events numbered c (from 1, of its tags, per
