@@ -99,6 +99,8 @@ class BucketRules:
         return contents.to_bytes(compress=self.idle(last_us, watermark_us))
 
     def idle(self, last_us: int | None, watermark_us: int | None) -> bool:
+        """Whether a key whose last event is at ``last_us`` keeps its window contents
+        compressed at this watermark (Algorithm 1's L34: not updated for D)."""
         d = self.compress_after_us
         return d is not None and (d == 0 or (
             last_us is not None and watermark_us is not None and watermark_us - last_us >= d))

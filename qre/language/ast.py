@@ -502,8 +502,8 @@ the DT cannot hold the window (:attr:`Aggregate.stored`)."""
 @dataclass(frozen=True, slots=True)
 class UserFunction:
     """A window function given in Python (``qre(..., functions={"iqr": fn})``, issue 23
-    §1): ``fn`` maps a window's values (a float64 numpy array, in the events' order, never
-    empty) to a number. Written ``NAME(t)`` in ``aggregate(...)`` and ``NAME_over(size,
+    §1): ``fn`` maps a window's values (a read-only float64 numpy array, in the events'
+    order, never empty) to a number. Written ``NAME(t)`` in ``aggregate(...)`` and ``NAME_over(size,
     t)`` as a sliding window; an empty window's value is NaN. Equal by name and function;
     shown and fingerprinted by name only (a checkpoint resumed with another body under the
     same name is not told apart)."""
@@ -522,6 +522,7 @@ class UserFunction:
 
 def _check_user(user: UserFunction, name: str, arg: Term | None, p: float | None,
                 usage: str) -> None:
+    """A node naming a function given in Python: its name, one term, no number."""
     if user.name != name:
         raise ValueError(f"the function {user.name!r} is written {name!r}")
     if arg is None or p is not None:

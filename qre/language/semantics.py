@@ -574,7 +574,9 @@ def _window_signal(ev: _Evaluator, q: WindowSignal, i: int, j: int) -> XValue:
         return BOT  # avg_last(k, t) beyond 100 events: ⊥ before the k-th, as its expansion
     values = [evaluate_term(arg, {}, _data(ev.word[k][1])) for k in entered]
     if q.user is not None:  # a function given in Python: NaN on an empty window
-        return q.user(np.array(values, dtype=np.float64)) if values else math.nan
+        window = np.array(values, dtype=np.float64)
+        window.flags.writeable = False  # as the window store gives it
+        return q.user(window) if values else math.nan
     return aggregate_values(values, q.function, 0.5 if q.p is None else q.p)
 
 
