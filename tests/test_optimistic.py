@@ -271,7 +271,7 @@ def test_checkpoints_survive_the_state_store(text):
     for batch in DISORDER[:2]:
         state, _ = step(plan, r, m, "table", 0, state, batch[batch["k"] == 0], 0)
     assert len(state.checkpoints) >= 2
-    back = _key_state(spec, pd.Series(_key_row(spec, 0, state)), state.pending)
+    back = _key_state(spec, pd.Series(_key_row(spec, 0, state, None)), state.pending)
     assert [(c.position, c.rows, c.state.last_us, c.state.clock_us, c.state.opened_us)
             for c in back.checkpoints] == [
         (c.position, c.rows, c.state.last_us, c.state.clock_us, c.state.opened_us)

@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from codegen.window_store import window_bounds, window_values
 from dt.model import DT, Transition
 from dt.terms import Const, Term
 
@@ -244,6 +243,8 @@ class WindowPlan:
 
     def _contents(self, run: _Run, ext: _Extended) -> list[WindowContents]:
         """Each key's events from the earliest one a window of its last step holds."""
+        from codegen.window_store import window_bounds  # Numba: only when a window runs
+
         keys = len(ext.offsets) - 1
         start = ext.offsets[1:].copy()  # the earliest step kept, per key
         last = ext.offsets[1:] - 1
@@ -339,6 +340,8 @@ class _Run:
                ) -> tuple[np.ndarray, np.ndarray | None]:
         """Window ``w`` (the k-th)'s value after every step, and the steps where the output
         is ⊥ because of it (None: none)."""
+        from codegen.window_store import window_values
+
         enters, size, by_time = self.extent(w)
         if w.slide is not None:
             closing = self._counted(w, enters, k) if w.events else \
@@ -354,6 +357,8 @@ class _Run:
                 by_time: bool, where: np.ndarray | None) -> np.ndarray:
         """The aggregate over each step's window (a function given in Python: at the steps
         ``where`` holds only, NaN elsewhere)."""
+        from codegen.window_store import window_values
+
         if w.user is None:
             return window_values(self.offsets, enters, x, self.times, size, by_time,
                                  w.function, w.p)
@@ -364,6 +369,8 @@ class _Run:
                  ) -> np.ndarray:
         """A window aggregate's output steps: the ticks at b that close [b − size, b)
         (b − size a multiple of the slide) holding an event of its tags."""
+        from codegen.window_store import window_values
+
         assert self.scale is not None and w.slide is not None
         slide = self.scale.whole(w.slide, "the window slide")
         count = window_values(self.offsets, enters, x, self.times, size, True, "count")
@@ -393,6 +400,8 @@ def _user_values(offsets: np.ndarray, enters: np.ndarray, x: np.ndarray, times: 
     """``user`` of each step's window (a read-only array of its values in the events'
     order; NaN for an empty one): one Python call per step, at the steps ``where`` holds
     (None: all)."""
+    from codegen.window_store import window_bounds
+
     first, end = window_bounds(offsets, enters, times, size, by_time)
     values = np.ascontiguousarray(x[enters])
     values.flags.writeable = False  # a function that sorts in place must copy
