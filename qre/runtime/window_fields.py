@@ -193,16 +193,19 @@ class WindowPlan:
         terms = self._term_values(events, n)
         ext = _extended(offsets, carried, step_enters, step_times, codes, terms)
         run = _Run(ext.offsets, ext.enters, ext.times, scale, ext.codes, tuple(alphabet))
-        counts = np.array([c.counts for c in carried], dtype=np.int64).reshape(
-            len(carried), len(self.windows))
-        for k, w in enumerate(self._stored):  # each window's events before the carried ones
-            counts[:, k] -= _per_key(ext.offsets, run.extent(w)[0] & ext.old)
-        run = replace(run, seen=counts)
+        extents = [run.extent(w) for w in self._stored]
+        entered = np.array([c.counts for c in carried], dtype=np.int64).reshape(
+            len(carried), len(self.windows))  # each window's events in all, so far
+        seen = entered.copy()  # … before the carried ones
+        for k, (enters_k, _, _) in enumerate(extents):
+            seen[:, k] -= _per_key(ext.offsets, enters_k & ext.old)
+            entered[:, k] = seen[:, k] + _per_key(ext.offsets, enters_k)  # … after these
+        run = replace(run, seen=seen)
         values, undefined = self._values(run, ext.terms)
         steps = np.arange(n)
         return (self._fields(events, values[ext.at], steps),
                 undefined[ext.at] if undefined[ext.at].any() else None,
-                self._contents(run, ext))
+                _contents(run, ext, extents, entered))
 
     def _term_values(self, events: _Events, n: int) -> np.ndarray:
         """Each window's term at each row, float64[n, W] (0 for a count)."""
@@ -241,31 +244,31 @@ class WindowPlan:
             fields[window_field(k)] = _in_rows(values[:, k], steps, n)
         return _Events(None, fields)
 
-    def _contents(self, run: _Run, ext: _Extended) -> list[WindowContents]:
-        """Each key's events from the earliest one a window of its last step holds."""
-        from codegen.window_store import window_bounds  # Numba: only when a window runs
 
-        keys = len(ext.offsets) - 1
-        start = ext.offsets[1:].copy()  # the earliest step kept, per key
-        last = ext.offsets[1:] - 1
-        has = np.diff(ext.offsets) > 0
-        for w in self._stored:
-            enters, size, by_time = run.extent(w)
-            first, _ = window_bounds(ext.offsets, enters, run.times, size, by_time)
-            entry_steps = np.flatnonzero(enters)
-            held = first[last[has]]
-            steps = np.append(entry_steps, len(enters))[held]
-            start[has] = np.minimum(start[has], steps)
-        assert run.seen is not None
-        counts = run.seen + np.stack([_per_key(ext.offsets, run.extent(w)[0])
-                                      for w in self._stored], axis=1)
-        out = []
-        for g in range(keys):
-            keep = np.arange(start[g], ext.offsets[g + 1])
-            keep = keep[ext.enters[keep]]
-            out.append(WindowContents(ext.times[keep], ext.codes[keep].astype(np.int32),
-                                      ext.terms[keep], counts[g]))
-        return out
+def _contents(run: _Run, ext: _Extended, extents: list[tuple[np.ndarray, int, bool]],
+              entered: np.ndarray) -> list[WindowContents]:
+    """Each key's events from the earliest one a window of its last step holds
+    (``extents``: the windows as :meth:`_Run.extent` gives them; ``entered``: each
+    window's events in all, per key)."""
+    from codegen.window_store import window_bounds  # Numba: only when a window runs
+
+    keys = len(ext.offsets) - 1
+    start = ext.offsets[1:].copy()  # the earliest step kept, per key
+    last = ext.offsets[1:] - 1
+    has = np.diff(ext.offsets) > 0
+    for enters, size, by_time in extents:
+        first, _ = window_bounds(ext.offsets, enters, run.times, size, by_time)
+        entry_steps = np.flatnonzero(enters)
+        held = first[last[has]]
+        steps = np.append(entry_steps, len(enters))[held]
+        start[has] = np.minimum(start[has], steps)
+    out = []
+    for g in range(keys):
+        keep = np.arange(start[g], ext.offsets[g + 1])
+        keep = keep[ext.enters[keep]]
+        out.append(WindowContents(ext.times[keep], ext.codes[keep].astype(np.int32),
+                                  ext.terms[keep], entered[g]))
+    return out
 
 
 @dataclass(frozen=True)
