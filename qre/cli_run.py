@@ -30,8 +30,10 @@ from .runtime.times import TimeError
 __all__ = ["cmd_run"]
 
 
-def _read_frame(path: str, text_columns: Sequence[str] = ()) -> pd.DataFrame:
-    """The events of ``--input``: CSV (a path, or ``-`` for stdin) or Parquet.
+def read_frame(path: str, text_columns: Sequence[str] = (), option: str = "--input"
+                ) -> pd.DataFrame:
+    """The events of ``--input`` (or another ``option``): CSV (a path, or ``-`` for
+    stdin) or Parquet.
 
     CSV cells of ``text_columns`` (the tag and key columns) are read as the
     text written: pandas would otherwise turn a tag ``NA`` or ``null`` into a
@@ -45,7 +47,7 @@ def _read_frame(path: str, text_columns: Sequence[str] = ()) -> pd.DataFrame:
     stdin = path == "-"
     suffix = ".csv" if stdin else Path(path).suffix.lower()
     if suffix not in (".csv", ".parquet", ".pq"):
-        raise UsageError(f"--input {path}: expected a .csv or .parquet file, or - for CSV "
+        raise UsageError(f"{option} {path}: expected a .csv or .parquet file, or - for CSV "
                          f"on stdin")
     name = "stdin" if stdin else path
     try:
@@ -89,7 +91,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         m = load_query(args.query, parse_alphabet(args.alphabet))
         stage.detail = f"{len(m.dt.states)} states"
     with progress.stage("read") as stage:
-        frame = _read_frame(args.input, [c for c in (args.tag or "tag", args.key)
+        frame = read_frame(args.input, [c for c in (args.tag or "tag", args.key)
                                          if c is not None])
         stage.rows, stage.detail = len(frame), args.input
     tags = _tags(args, m, frame)

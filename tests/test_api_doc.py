@@ -85,6 +85,6 @@ def test_every_example_runs(spark, tmp_path, monkeypatch):  # type: ignore[no-un
 @pytest.mark.parametrize("section", ["Install", "Values and outputs", "Events", "Python API",
                                      "Query text (QRE-Past)", "Timed queries",
                                      "Data transducers as files", "Command line", "Spark",
-                                     "Names"])
+                                     "Streams as traces", "Names"])
 def test_the_sections_are_there(section):
     assert f"\n## {section}\n" in TEXT
