@@ -52,10 +52,10 @@ from dt.traces import (
 from dt.traces.diffstream import NAN, NEGATIVE_ZERO, SIDES, normalized
 from dt.traces.notation import DependenceSyntaxError, parse_dependence
 
-__all__ = ["Bag", "Dependence", "DependenceSyntaxError", "Header", "ItemError", "Mismatch",
-           "Par", "PartitionBy", "Predicate", "Schema", "Seq", "StreamMatcher", "Sync", "Typed",
-           "Verdict", "by_key", "compare_streams", "ordered", "punctuated", "stream_items",
-           "to_dependence", "typed", "unordered"]
+__all__ = ["Bag", "Dependence", "DependenceSyntaxError", "FrameMatcher", "Header", "ItemError",
+           "Mismatch", "Par", "PartitionBy", "Predicate", "Schema", "Seq", "StreamMatcher", "Sync",
+           "Typed", "Verdict", "by_key", "compare_streams", "ordered", "punctuated",
+           "stream_items", "to_dependence", "typed", "unordered"]
 
 Equal = Sequence[str] | Callable[[Any], Hashable] | None
 
@@ -105,21 +105,55 @@ def compare_streams(left: Any, right: Any, dependence: Any, *, equal: Equal = No
     """
     frames = [_as_pandas(data) for data in (left, right)]
     noun = "item" if all(frame is None for frame in frames) else "row"
-    dependence = to_dependence(dependence, header)
-    for name, frame in zip(names, frames, strict=True):
-        if frame is not None:
-            _check_columns(dependence, frame, name)
-    matcher = StreamMatcher(dependence, names=names, noun=noun)
+    streams = FrameMatcher(dependence, equal=equal, header=header, names=names, noun=noun)
     (items_l, keys_l), (items_r, keys_r) = (
-        stream_items(data if frame is None else frame, equal)
-        for data, frame in zip((left, right), frames, strict=True))
+        streams.items(side, data if frame is None else frame)
+        for side, (data, frame) in enumerate(zip((left, right), frames, strict=True)))
     for position in range(max(len(items_l), len(items_r))):
         for side, items, keys in ((0, items_l, keys_l), (1, items_r, keys_r)):
             if position < len(items):
-                matcher.push(side, items[position], None if keys is None else keys[position])
-        if matcher.mismatch is not None:
+                streams.matcher.push(side, items[position],
+                                     None if keys is None else keys[position])
+        if streams.matcher.mismatch is not None:
             break
-    return matcher.finish()
+    return streams.matcher.finish()
+
+
+class FrameMatcher:
+    """Two streams compared as they arrive in pieces (micro-batches: frames or items).
+
+    ``feed(side, piece)`` pushes a piece's rows in their order (side 0 or 1) and
+    returns the first mismatch once there is one; ``finish()`` gives the verdict
+    when both streams have ended. Memory: the unmatched rows.
+    """
+
+    def __init__(self, dependence: Any, *, equal: Equal = None,
+                 header: str | Callable[[Any], str] | None = None,
+                 names: tuple[str, str] = SIDES, noun: str = "row") -> None:
+        self.dependence = to_dependence(dependence, header)
+        self.equal = equal
+        self.names = names
+        self.matcher = StreamMatcher(self.dependence, names=names, noun=noun)
+
+    def items(self, side: int, data: Any) -> tuple[list[Any], list[Hashable] | None]:
+        """A piece's items and keys (:func:`stream_items`), its columns checked."""
+        frame = _as_pandas(data)
+        if frame is not None:
+            _check_columns(self.dependence, frame, self.names[side])
+        return stream_items(data if frame is None else frame, self.equal)
+
+    def feed(self, side: int, data: Any) -> Mismatch | None:
+        items, keys = self.items(side, data)
+        for i, item in enumerate(items):
+            self.matcher.push(side, item, None if keys is None else keys[i])
+        return self.matcher.mismatch
+
+    @property
+    def mismatch(self) -> Mismatch | None:
+        return self.matcher.mismatch
+
+    def finish(self) -> Verdict:
+        return self.matcher.finish()
 
 
 def _check_columns(dependence: Dependence, frame: Any, name: str) -> None:

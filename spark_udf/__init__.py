@@ -29,6 +29,13 @@ times are ordered by :mod:`qre.runtime.order`'s rule, as everywhere.
 * :func:`monitor_timed` (:mod:`~spark_udf.timed`) — timed monitors (window
   aggregates, clock ticks, CER patterns, derived tags): per key, the rows of
   ``Monitor.run_timed``.
+* :func:`op_stateless`, :func:`op_keyed_ordered`, :func:`op_keyed_unordered`
+  (:mod:`~spark_udf.templates`) — seed 003's operator templates: stateful
+  operators in a few Python functions whose output is deterministic up to its
+  type however Spark partitions the rows.
+* :class:`Shadow` (:mod:`~spark_udf.shadow`) — two streaming queries' outputs
+  compared online as traces (``foreachBatch`` sinks): a candidate shadowing
+  production.
 * :mod:`~spark_udf.plan` — what travels from the driver to the workers.
 
 Costs: batch, one shuffle by key, then a sort and O(DT size) per event in the
@@ -44,9 +51,12 @@ from .final_rows import FinalRows
 from .local_stream import LocalStream
 from .plan import monitor_fingerprint
 from .session import local_session
+from .shadow import Shadow
 from .stream import monitor_stream, monitor_stream_frame
 from .stream_state import stream_state
+from .templates import op_keyed_ordered, op_keyed_unordered, op_stateless
 from .timed import monitor_timed
 
-__all__ = ["FinalRows", "LocalStream", "local_session", "monitor_fingerprint", "monitor_frame",
-           "monitor_stream", "monitor_stream_frame", "monitor_timed", "stream_state"]
+__all__ = ["FinalRows", "LocalStream", "Shadow", "local_session", "monitor_fingerprint", "monitor_frame",
+           "monitor_stream", "monitor_stream_frame", "monitor_timed", "op_keyed_ordered",
+           "op_keyed_unordered", "op_stateless", "stream_state"]
