@@ -57,6 +57,6 @@ from .stream_state import stream_state
 from .templates import op_keyed_ordered, op_keyed_unordered, op_stateless
 from .timed import monitor_timed
 
-__all__ = ["FinalRows", "LocalStream", "Shadow", "local_session", "monitor_fingerprint", "monitor_frame",
-           "monitor_stream", "monitor_stream_frame", "monitor_timed", "op_keyed_ordered",
-           "op_keyed_unordered", "op_stateless", "stream_state"]
+__all__ = ["FinalRows", "LocalStream", "Shadow", "local_session", "monitor_fingerprint",
+           "monitor_frame", "monitor_stream", "monitor_stream_frame", "monitor_timed",
+           "op_keyed_ordered", "op_keyed_unordered", "op_stateless", "stream_state"]
