@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from strategies import keyed_events
 
-from dt.traces import Bag, PartitionBy, Seq, typed
+from dt.traces import Bag, PartitionBy, Predicate, Seq, typed
 from dt.traces.consistency import find_inconsistency
 from qre import qre
 from qre.runtime.stream_types import BATCH, EVENT, stream_type
@@ -66,6 +66,46 @@ def test_local_entry_points_are_consistent(entry, rows, queries, data, frame, se
     assert found is None, found
 
 
+def stream_rows(m, items: list[dict], **options) -> list[dict]:  # type: ignore[no-untyped-def]
+    """``LocalStream`` (monitor_stream's rules in this process) fed one micro-batch per
+    run of events between ``batch`` markers, then (with a watermark) the watermark moved
+    past them all."""
+    from spark_udf import LocalStream
+
+    stream = LocalStream(m, "k", "t", "tag", "v", **options)
+    batches: list[list[dict]] = [[]]
+    for item in items:
+        if item["h"] == BATCH:
+            batches.append([])
+        else:
+            batches[-1].append(item)
+    frames = [stream.feed(pd.DataFrame(b, columns=["k", "t", "tag", "v"])) for b in batches]
+    if options.get("watermark") is not None:
+        frames.append(stream.advance(10**12))
+    rows = [f[[*COMPARED, "late"]] for f in frames if f is not None and len(f)]
+    return pd.concat(rows, ignore_index=True).to_dict("records") if rows else []
+
+
+@settings(max_examples=15)
+@given(st.sampled_from(QUERIES + TIMED), keyed_events(max_events=30),
+       st.lists(st.integers(0, 30), max_size=3), st.sampled_from([None, "2 seconds"]),
+       st.integers(0, 2**32))
+def test_monitor_stream_rules_are_consistent(text, frame, cuts, watermark, seed):
+    """monitor_stream's type: a bag of events per key within each micro-batch; the
+    batches' boundaries (markers) stay. Run through LocalStream, Spark's rules in-process."""
+    m = qre(text)
+    items = [dict(e, h=EVENT) for e in events_of(frame)]
+    for cut in sorted(cuts, reverse=True):
+        items.insert(min(cut, len(items)), {"h": BATCH})
+    if m.clock is not None and watermark is None:
+        watermark = "0 seconds"  # a timed monitor on a stream needs a watermark
+    t = stream_type("monitor_stream", "k")
+    found = find_inconsistency(lambda i: stream_rows(m, i, watermark=watermark), items,
+                               t.input_dependence(header="h"), t.output_dependence(), tries=4,
+                               seed=seed)
+    assert found is None, found
+
+
 def test_a_wrong_type_is_caught():
     """run_keys runs events in input order: a bag of events per key is not its type."""
     m = qre(QUERIES[2])
@@ -74,6 +114,20 @@ def test_a_wrong_type_is_caught():
     found = find_inconsistency(lambda e: run_keys_rows(m, e), events, wrong,
                                stream_type("run_keys", "k").output_dependence())
     assert found is not None and "depends on" in str(found.verdict.mismatch)
+
+
+def test_micro_batch_boundaries_matter():
+    """Events moved across micro-batches meet another watermark: with lateness, the
+    batch markers are part of monitor_stream's input type, and dropping them is caught."""
+    m = qre(QUERIES[0])
+    items = [{"h": EVENT, "k": 1, "t": 10, "tag": "a", "v": 1.0}, {"h": BATCH},
+             {"h": EVENT, "k": 1, "t": 0, "tag": "a", "v": 2.0},
+             {"h": EVENT, "k": 1, "t": 5, "tag": "a", "v": 3.0}]
+    anywhere = Predicate(lambda a, b: False)  # the wrong claim: no order at all
+    found = find_inconsistency(lambda i: stream_rows(m, i, watermark="2 seconds"), items,
+                               anywhere, stream_type("monitor_stream", "k").output_dependence(),
+                               tries=20)
+    assert found is not None and "'late': True" in str(found.verdict.mismatch)
 
 
 def test_stream_types_name_every_entry_point():
