@@ -262,6 +262,8 @@ class StreamMatcher:
         ``key``: the item's equality key if the caller computed it (frames do it
         column by column).
         """
+        if side not in (0, 1):
+            raise ValueError(f"side is 0 ({self.names[0]}) or 1 ({self.names[1]}), not {side!r}")
         position = self.counts[side]
         self.counts[side] += 1
         if self.mismatch is not None:
