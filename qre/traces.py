@@ -176,7 +176,10 @@ def _column(column: Any) -> list[Hashable]:
 
     values = column.tolist()
     missing = column.isna().to_numpy()
-    floats = column.to_numpy() if column.dtype.kind == "f" else np.ones(1)
+    floats = np.ones(1)
+    if column.dtype.kind == "f":  # NaN is not NA in pandas' nullable Float64
+        floats = column.to_numpy(dtype=float, na_value=np.nan)
+        missing = missing | np.isnan(floats)
     negative_zero = (floats == 0) & np.signbit(floats)
     if not (missing.any() or negative_zero.any()):
         return values

@@ -33,8 +33,10 @@ def sorted_events(frame: pd.DataFrame, key: str, order: Sequence[str],
 def expected_rows(m: Monitor, frame: pd.DataFrame, values: Sequence[str],
                   ties: Sequence[str] = (), *, key: str = "k", time: str = "t",
                   tag: str = "tag", ttl: float | None = None) -> pd.DataFrame:
-    """One output row per event, in (key, time order): key, time, tag and the results
-    (``status``/``value``, or ``status_F``/``value_F`` per output F of ``m``)."""
+    """One output row per event, each key's in the order processed (sorted by key, then
+    time order: a valid order of the output type, each key's rows in order): key, time,
+    tag and the results (``status``/``value``, or ``status_F``/``value_F`` per output F
+    of ``m``)."""
     rows = sorted_events(frame, key, [time, *ties, tag, *values], values)
     streams = rows[key].to_numpy()
     if ttl is not None:  # a new stream wherever a key's events are more than ttl apart
@@ -52,13 +54,3 @@ def expected_rows(m: Monitor, frame: pd.DataFrame, values: Sequence[str],
         result[f"status{name}"], result[f"value{name}"] = status[:, j], value[:, j]
     return result
 
-
-def canonical(frame: pd.DataFrame, columns: Sequence[str]) -> list[tuple]:
-    """Rows as a sorted multiset of tuples: floats by their bits (all NaNs one value)."""
-    def cell(x: object) -> object:
-        if isinstance(x, float | np.floating):
-            return "nan" if np.isnan(x) else float(x).hex()
-        return x.item() if isinstance(x, np.generic) else x
-
-    return sorted(tuple(cell(x) for x in row)
-                  for row in frame[list(columns)].itertuples(index=False, name=None))

@@ -1,6 +1,8 @@
 """spark_udf.LocalStream: monitor_stream's rules in this process. The oracle is the
 stream simulator (tests/stream_simulator.py), which plays Spark's watermarks and timers
-and which tests/test_spark_stream.py checks against Spark."""
+and which tests/test_spark_stream.py checks against Spark; its rows and the stream's
+are compared as traces of monitor_stream's output type (qre.runtime.stream_types: each
+key's rows in order, keys independent), not sorted."""
 
 from __future__ import annotations
 
@@ -9,16 +11,19 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from keyed_oracle import canonical
 from stream_simulator import FLUSH_MS, US, arrivals, simulate
 
 from qre import qre
 from qre.runtime.changelog import CHANGE
+from qre.runtime.stream_types import stream_type
 from qre.runtime.timed import is_timed
+from qre.testing import assert_equivalent_streams
 from spark_udf import LocalStream
 from spark_udf.keyed import LATE, TIME_US, Rules
 from spark_udf.plan import concat_rows
 
+OUTPUT = stream_type("monitor_stream", "k").output_dependence()
+"""PartitionBy(k, Seq(row)): each key's rows in order, keys independent."""
 TEXTS = ["sum(cur)", "!is(a) since is(b)", "aggregate(sum(cur.v), 4s, 2s)",
          "aggregate(count(), session(2s), [a])", "matched(within(seq(a, b), 3s))"]
 
@@ -37,7 +42,7 @@ def test_a_local_stream_gives_the_simulators_rows(text, batches, delay, optimist
     want, _ = simulate(m, batches, rules, delay)
     columns = ["k", "t", "tag", "status", "value", LATE, *([CHANGE] * optimistic)]
     rows = concat_rows([g for g in got if len(g)] or got[:1])
-    assert canonical(rows, columns) == canonical(want, columns)
+    assert_equivalent_streams(rows, want, OUTPUT, equal=columns, names=("local", "simulator"))
     assert stream.pending == 0
 
 

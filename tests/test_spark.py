@@ -4,25 +4,29 @@ One SparkSession for all Spark tests (tests/conftest.py). The
 expectation is tests/keyed_oracle.py's, computed without Spark and without
 spark_udf's sort (numpy's lexsort, then ``Monitor.run_keys`` on the table
 engine, itself differential-tested against the reference evaluator); every
-output row must match, status and value bit for bit (NaN sign aside).
+output row must match, status and value bit for bit (NaN sign aside). Spark's rows
+(``toPandas``, each key's rows in the order its group emitted them) and the oracle's
+(each key's in processing order) are compared as traces of monitor_frame's output type
+(qre.runtime.stream_types: each key's rows in order, keys independent), never sorted.
 """
 
 from __future__ import annotations
 
 import io
 
-import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from keyed_oracle import canonical, expected_rows
+from keyed_oracle import expected_rows, sorted_events
 from query_strategies import temporal_queries, top_queries
 from strategies import keyed_events
 
 from dt import DT, Transition, Var, parse_term
 from qre import Monitor, examples, qre
 from qre.language.printer import to_text
+from qre.runtime.stream_types import stream_type
+from qre.testing import assert_equivalent_streams
 
 pyspark = pytest.importorskip("pyspark")
 
@@ -30,25 +34,9 @@ from spark_udf import monitor_fingerprint, monitor_frame  # noqa: E402
 from spark_udf.batch import METHODS  # noqa: E402
 
 ALPHABET = ("a", "b")
-
-
-def collected(out) -> pd.DataFrame:  # type: ignore[no-untyped-def]
-    """Spark's rows in a canonical order: each key's rows come out in processing order
-    (the order of the group's pandas frame), so only the keys need sorting."""
-    pdf = out.toPandas()
-    return pdf.sort_values("k", kind="mergesort").reset_index(drop=True)
-
-
-def assert_rows_equal(got: pd.DataFrame, want: pd.DataFrame) -> None:
-    want = want.sort_values("k", kind="mergesort").reset_index(drop=True)
-    assert list(got.columns) == list(want.columns)
-    assert len(got) == len(want)
-    for c in ("k", "t", "tag", "status"):
-        np.testing.assert_array_equal(got[c].to_numpy(), want[c].to_numpy(), err_msg=c)
-    g, w = got["value"].to_numpy(float), want["value"].to_numpy(float)
-    both_nan = np.isnan(g) & np.isnan(w)
-    assert np.array_equal(np.where(both_nan, 0, g).view(np.int64),
-                          np.where(both_nan, 0, w).view(np.int64))
+OUTPUT = stream_type("monitor_frame", "k").output_dependence()
+"""PartitionBy(k, Seq(row)): each key's rows in order, keys independent."""
+RESULTS = ["k", "t", "tag", "status", "value"]
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -62,10 +50,13 @@ def test_random_queries_match_run_keys(spark, method, text, frame) -> None:  # t
     assert out.schema.simpleString() == ("struct<k:bigint,t:bigint,tag:string,v:double,"
                                          "status:tinyint,value:double>")
     assert out.where("value IS NULL").count() == 0  # NaN unless defined, never null
-    got = collected(out)
-    # Every input row once, its columns as they were (kept beside the outputs).
-    assert canonical(got, ["k", "t", "tag", "v"]) == canonical(frame, ["k", "t", "tag", "v"])
-    assert_rows_equal(got.drop(columns="v"), expected_rows(m, frame, ["v"]))
+    got = out.toPandas()
+    want = expected_rows(m, frame, ["v"])
+    # Every input row once, its columns as they were (kept beside the outputs), each
+    # key's in the oracle's processing order; and the results, bit for bit.
+    want["v"] = sorted_events(frame, "k", ["t", "tag", "v"], ["v"])["v"]
+    assert_equivalent_streams(got, want, OUTPUT, equal=[*RESULTS, "v"],
+                              names=("spark", "oracle"))
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -75,15 +66,17 @@ def test_ties_follow_the_tiebreak_then_tag_then_value(spark, method) -> None:  #
     frame = pd.DataFrame({"k": [1, 1, 1, 1], "t": [5, 5, 5, 4], "tag": ["b", "a", "a", "b"],
                           "v": [1.0, 3.0, 2.0, 9.0], "seq": [0, 2, 1, 3]})
     df = spark.createDataFrame(frame)
-    got = collected(monitor_frame(df, m, key="k", time="t", tag="tag", value="v",
-                                  method=method))
+    got = monitor_frame(df, m, key="k", time="t", tag="tag", value="v",
+                        method=method).toPandas()
     # t=4 first (9), then t=5: a 2, a 3, b 1 → 9, 92, 923, 9231
     assert got["value"].tolist() == [9.0, 92.0, 923.0, 9231.0]
-    got = collected(monitor_frame(df, m, key="k", time="t", tag="tag", value="v",
-                                  tiebreak="seq", method=method))
+    got = monitor_frame(df, m, key="k", time="t", tag="tag", value="v", tiebreak="seq",
+                        method=method).toPandas()
     # t=4 first (9), then seq 0, 1, 2: b 1, a 2, a 3
     assert got["value"].tolist() == [9.0, 91.0, 912.0, 9123.0]
-    assert_rows_equal(got.drop(columns=["v", "seq"]), expected_rows(m, frame, ["v"], ["seq"]))
+    assert list(got.columns) == ["k", "t", "tag", "v", "seq", "status", "value"]
+    assert_equivalent_streams(got, expected_rows(m, frame, ["v"], ["seq"]), OUTPUT,
+                              equal=RESULTS, names=("spark", "oracle"))
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -100,14 +93,15 @@ def test_records_and_several_outputs(spark, method) -> None:  # type: ignore[no-
                           "y": [2.0, 3.0, 4.0, 5.0]})
     out = monitor_frame(spark.createDataFrame(frame), m, key="k", time="t", tag="tag",
                         value=["x", "y"], method=method)
-    got = out.toPandas().sort_values(["k", "t"]).reset_index(drop=True)
+    got = out.toPandas()
     assert list(got.columns) == ["k", "t", "tag", "x", "y", "status_s", "value_s", "status_p",
                                  "value_p"]
     # key 7 in time order: b (y=3), a (x=1), b (y=5); key 8: a (x=3)
-    assert got["t"].tolist() == [0.5, 1.5, 2.5, 1.0]
-    assert got["value_s"].tolist() == [0.0, 1.0, 1.0, 3.0]
-    assert got["value_p"].tolist() == [3.0, 3.0, 8.0, 0.0]
-    assert got["status_s"].tolist() == got["status_p"].tolist() == [1, 1, 1, 1]
+    want = pd.DataFrame({"k": [7, 7, 7, 8], "t": [0.5, 1.5, 2.5, 1.0],
+                         "value_s": [0.0, 1.0, 1.0, 3.0], "value_p": [3.0, 3.0, 8.0, 0.0],
+                         "status_s": [1, 1, 1, 1], "status_p": [1, 1, 1, 1]})
+    assert_equivalent_streams(got, want, OUTPUT, equal=list(want.columns),
+                              names=("spark", "expected"))
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -124,11 +118,13 @@ def test_outputs_keep_the_input_columns_and_never_overwrite_one(spark, method) -
                       value="value", method=method)
     out = monitor_frame(frame, m, key="k", time="t", tag="tag", value="value", prefix="qre_",
                         method=method)
-    got = out.toPandas().sort_values("id").reset_index(drop=True)
+    got = out.toPandas()
     assert list(got.columns) == ["id", "k", "t", "tag", "value", "note", "qre_status",
                                  "qre_value"]
-    pd.testing.assert_frame_equal(got[frame.columns], frame, check_dtype=False)
-    assert got["qre_value"].tolist() == [3.0, 2.0, 4.0]  # key 1: t=1 (2), then t=2 (+1)
+    # Each input row with its columns as they were; key 1: t=1 (2), then t=2 (+1).
+    want = frame.iloc[[1, 0, 2]].assign(qre_value=[2.0, 3.0, 4.0])
+    assert_equivalent_streams(got, want, OUTPUT, equal=[*frame.columns, "qre_value"],
+                              names=("spark", "expected"))
     out = monitor_frame(frame, m, key="k", time="t", tag="tag", value="value", keep=["id"],
                         method=method)
     assert out.columns == ["id", "k", "t", "tag", "status", "value"]
@@ -164,7 +160,7 @@ def test_null_time_and_unknown_tags_fail_the_job_with_the_key(spark, method) -> 
         monitor_frame(df, m, key="k", time="t", tag="tag", value="v", method=method).collect()
     out = monitor_frame(df, m, key="k", time="t", tag="tag", value="v", unknown_tags="skip",
                         method=method)
-    assert collected(out)["value"].tolist() == [0.0, 2.0]
+    assert out.toPandas()["value"].tolist() == [0.0, 2.0]  # one key: its rows in order
 
 
 def test_fingerprint_tells_queries_apart() -> None:

@@ -1,5 +1,9 @@
 """Timed monitors on Spark (issue 7, point 5): monitor_timed against the brute-force
-windows and patterns and against run_timed; timestamp columns; refusals."""
+windows and patterns and against run_timed; timestamp columns; refusals.
+
+Spark's rows (``toPandas``) and the oracles' (each key's in time order) are compared
+as traces of monitor_timed's output type (qre.runtime.stream_types: each key's rows
+in order, keys independent), never sorted."""
 
 from __future__ import annotations
 
@@ -11,15 +15,21 @@ from hypothesis import strategies as st
 from qre import qre
 from qre.language import ast
 from qre.language.printer import to_text
+from qre.runtime.stream_types import stream_type
+from qre.testing import assert_equivalent_streams
 from tests import match_oracle
 from tests.test_patterns import patterns
 from tests.test_windows import FUNCTION_TEXT, expected_windows, timed_events
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
+OUTPUT = stream_type("monitor_timed", "k").output_dependence()
+"""PartitionBy(k, Seq(row)): each key's rows in order, keys independent."""
 
-def by_key(frame: pd.DataFrame, time: str = "t") -> pd.DataFrame:
-    return frame.sort_values(["k", time], kind="stable").reset_index(drop=True)
+
+def rows_of(want: list[tuple], columns: list[str]) -> pd.DataFrame:
+    """An oracle's rows (tuples, each key's in time order) as a frame."""
+    return pd.DataFrame(want, columns=columns)
 
 
 @settings(max_examples=6)
@@ -31,12 +41,10 @@ def test_windows_on_spark_equal_brute_force(spark, frame, name, slide, slots):
     size = slide * slots
     m = qre(f"alphabet a, b; aggregate({FUNCTION_TEXT[name]}, {size}s, {slide}s)")
     df = spark.createDataFrame(frame.astype({"k": str}), "k string, t long, tag string, x double")
-    got = by_key(monitor_timed(df, m, "k", "t", "tag", ["x"], engine="table").toPandas())
+    got = monitor_timed(df, m, "k", "t", "tag", ["x"], engine="table").toPandas()
     want = expected_windows(frame.astype({"k": str}), size, slide, name, ("a", "b"))
-    want = sorted(want, key=lambda r: (r[0], r[1]))
-    assert list(zip(got["k"], got["t"], strict=True)) == [(k, t) for k, t, _, _ in want]
-    pd.testing.assert_series_equal(got["value"], pd.Series([v for _, _, v, _ in want],
-                                                           name="value", dtype=float))
+    assert_equivalent_streams(got, rows_of(want, ["k", "t", "value", "start"]), OUTPUT,
+                              equal=["k", "t", "value"], names=("spark", "brute force"))
     assert (got["tag"] == "tick").all() and (got["status"] == 1).all()
 
 
@@ -71,11 +79,16 @@ def test_bounded_past_operators_on_spark_equal_run_timed(spark):
                           "tag": ["a", "b", "b", "b", "a", "b", "b"],
                           "x": [0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 3.0]})
     df = spark.createDataFrame(frame, "k string, t long, tag string, x double")
-    got = by_key(monitor_timed(df, m, "k", "t", "tag", ["x"], engine="table").toPandas())
-    want = by_key(m.run_timed(frame["t"], frame["tag"], {"x": frame["x"]}, keys=frame["k"])
-                  .rename(columns={"key": "k", "time": "t"}))
-    assert got["value"].tolist() == want["value"].tolist() == \
-        [1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0]
+    got = monitor_timed(df, m, "k", "t", "tag", ["x"], engine="table").toPandas()
+    want = m.run_timed(frame["t"], frame["tag"], {"x": frame["x"]}, keys=frame["k"]).rename(
+        columns={"key": "k", "time": "t"})
+    assert_equivalent_streams(got, want, OUTPUT, equal=["k", "t", "value"],
+                              names=("spark", "run_timed"))
+    expected = rows_of([("u", t, 1.0) for t in (0, 1, 3, 6)] + [("u", 7, 0.0), ("v", 2, 1.0),
+                                                                ("v", 9, 0.0)],
+                       ["k", "t", "value"])
+    assert_equivalent_streams(want, expected, OUTPUT, equal=["k", "t", "value"],
+                              names=("run_timed", "expected"))
 
 
 def test_timestamps_and_derived_tags_on_spark(spark):
@@ -86,12 +99,14 @@ def test_timestamps_and_derived_tags_on_spark(spark):
                           "ts": pd.to_datetime(["2026-11-25 10:00:01", "2026-11-25 10:00:30",
                                                 "2026-11-25 10:01:02", "2026-11-25 10:00:00"]),
                           "tag": ["r"] * 4, "temp": [31.0, 40.0, 10.0, 35.0]})
-    got = by_key(monitor_timed(spark.createDataFrame(frame), m, "k", "ts", "tag", ["temp"])
-                 .toPandas(), "ts")
-    want = by_key(m.run_timed(frame["ts"], frame["tag"], {"temp": frame["temp"]},
-                              keys=frame["k"]).rename(columns={"key": "k", "time": "ts"}), "ts")
+    got = monitor_timed(spark.createDataFrame(frame), m, "k", "ts", "tag", ["temp"]).toPandas()
+    want = m.run_timed(frame["ts"], frame["tag"], {"temp": frame["temp"]},
+                       keys=frame["k"]).rename(columns={"key": "k", "time": "ts"})
     assert got["ts"].astype(str).tolist() == ["2026-11-25 10:00:59.999999"] * 2
-    assert got["value"].tolist() == want["value"].tolist() == [2.0, 1.0]
+    expected = rows_of([("x", 2.0), ("y", 1.0)], ["k", "value"])
+    for side, name in ((got, "spark"), (want, "run_timed")):
+        assert_equivalent_streams(side, expected, OUTPUT, equal=["k", "value"],
+                                  names=(name, "expected"))
 
 
 def test_session_windows_on_spark_equal_brute_force(spark):
@@ -105,9 +120,11 @@ def test_session_windows_on_spark_equal_brute_force(spark):
                           "x": [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0]})
     m = qre("alphabet a, b; aggregate(sum(cur.x), session(6s), [a])")
     df = spark.createDataFrame(frame, "k string, t long, tag string, x double")
-    got = by_key(monitor_timed(df, m, "k", "t", "tag", ["x"], engine="table").toPandas())
-    want = sorted(expected_sessions(frame, 6, "sum", ("a",)), key=lambda r: (r[0], r[1]))
-    assert list(zip(got["k"], got["t"], got["value"], got["start"], strict=True)) == want
+    got = monitor_timed(df, m, "k", "t", "tag", ["x"], engine="table").toPandas()
+    want = expected_sessions(frame, 6, "sum", ("a",))
+    columns = ["k", "t", "value", "start"]
+    assert_equivalent_streams(got, rows_of(want, columns), OUTPUT, equal=columns,
+                              names=("spark", "brute force"))
     assert want == [("u", 14, 5.0, 0), ("u", 37, 7.0, 30), ("v", 10, 3.0, 5),
                     ("v", 25, 5.0, 20)]
 

@@ -3,9 +3,12 @@
 ``monitor_timed`` and ``monitor_frame(method="local")`` run each key's events in one
 call, so the window store runs there as in :meth:`qre.Monitor.run_timed` and
 :meth:`qre.Monitor.run_keys`: the oracle is the local run (itself checked against the
-denotational interpreter in tests/test_window_signals.py), bit for bit. The ways that
-feed a key in pieces (a stream, ``method="sorted"`` or ``"grouped"``) refuse a windowed
-query before any job.
+denotational interpreter in tests/test_window_signals.py), bit for bit, compared as
+traces of the entry point's output type (qre.runtime.stream_types: each key's rows in
+order, keys independent), never sorted. The ways that feed a key in pieces
+(``method="sorted"`` or ``"grouped"``) refuse a windowed query before any job; a stream
+keeps each key's window contents in its state store (a restarted one is still compared
+as a multiset: see test_a_stream_restarted_keeps_its_windows).
 """
 
 from __future__ import annotations
@@ -18,6 +21,9 @@ from hypothesis import strategies as st
 
 from qre import qre
 from qre.language import ast
+from qre.runtime.stream_types import stream_type
+from qre.testing import assert_equivalent_streams
+from tests.keyed_oracle import sorted_events
 from tests.test_window_signals import ALPHABET, windowed_queries
 
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -31,8 +37,9 @@ def _frame(rows) -> pd.DataFrame:  # type: ignore[no-untyped-def]
     return pd.DataFrame(rows, columns=["k", "t", "tag", "x"])
 
 
-def _sorted(frame: pd.DataFrame) -> pd.DataFrame:
-    return frame.sort_values(["k", "t", "tag", "x"], kind="stable").reset_index(drop=True)
+OUTPUT = stream_type("monitor_timed", "k").output_dependence()
+"""PartitionBy(k, Seq(row)): each key's rows in order, keys independent (the output
+type of monitor_timed, monitor_frame and monitor_stream alike)."""
 
 
 @settings(max_examples=5, deadline=None)
@@ -49,8 +56,7 @@ def test_monitor_timed_equals_run_timed(spark, data, rows):
     want = want.assign(k=want["key"], t=want["time"], tag=want["tag"].astype(str),
                        x=frame["x"].to_numpy()[want["row"]])
     columns = ["k", "t", "tag", "x", "status", "value"]
-    pd.testing.assert_frame_equal(_sorted(got[columns]), _sorted(want[columns]),
-                                  check_dtype=False)
+    assert_equivalent_streams(got, want, OUTPUT, equal=columns, names=("spark", "run_timed"))
 
 
 @settings(max_examples=5, deadline=None)
@@ -62,10 +68,14 @@ def test_monitor_frame_equals_run_keys(spark, data, rows):
     m = qre(ast.Program(ALPHABET, (), query))
     frame = _frame(rows)
     df = spark.createDataFrame(frame, "k string, t long, tag string, x double")
-    got = _sorted(monitor_frame(df, m, "k", "t", "tag", "x", engine="table").toPandas())
+    got = monitor_frame(df, m, "k", "t", "tag", "x", engine="table").toPandas()
     out = m.run_keys(frame["k"], frame["tag"], frame["x"], times=frame["t"], engine="table")
-    want = _sorted(frame.assign(status=out.status, value=out.value))
-    pd.testing.assert_frame_equal(got[list(want.columns)], want, check_dtype=False)
+    # run_keys aligns its outputs with the input rows: put them in the order it read
+    # them (each key's in time order, ties by tag, then value: NaN last).
+    want = sorted_events(frame.assign(status=out.status, value=out.value), "k",
+                         ["t", "tag", "x"], ["x"])
+    assert_equivalent_streams(got, want, OUTPUT, equal=list(want.columns),
+                              names=("spark", "run_keys"))
 
 
 def test_a_stored_window_aggregate_on_spark(spark):
@@ -75,13 +85,15 @@ def test_a_stored_window_aggregate_on_spark(spark):
     frame = pd.DataFrame({"k": ["u"] * 5 + ["v"] * 2, "t": [0, 1, 2, 5, 9, 3, 4],
                           "tag": ["a"] * 7, "x": [5.0, 1.0, 3.0, 7.0, 2.0, 8.0, 6.0]})
     df = spark.createDataFrame(frame, "k string, t long, tag string, x double")
-    got = _sorted(monitor_timed(df, m, "k", "t", "tag", "x").toPandas())
+    got = monitor_timed(df, m, "k", "t", "tag", "x").toPandas()
     # Windows [3l, 3l + 4), each stamped at its end − 1 s: u's [-3, 1) → median(5) at 0,
     # [0, 4) → median(5, 1, 3) = 3, [3, 7) → 7, [6, 10) → 2, [9, 13) → 2 (the end of the
     # input closes it); v's [0, 4) → 8 and [3, 7) → median(8, 6) = 7.
-    assert list(zip(got["k"], got["t"], got["start"], got["value"], strict=True)) == [
-        ("u", 0, -3, 5.0), ("u", 3, 0, 3.0), ("u", 6, 3, 7.0), ("u", 9, 6, 2.0),
-        ("u", 12, 9, 2.0), ("v", 3, 0, 8.0), ("v", 6, 3, 7.0)]
+    want = pd.DataFrame([("u", 0, -3, 5.0), ("u", 3, 0, 3.0), ("u", 6, 3, 7.0),
+                         ("u", 9, 6, 2.0), ("u", 12, 9, 2.0), ("v", 3, 0, 8.0),
+                         ("v", 6, 3, 7.0)], columns=["k", "t", "start", "value"])
+    assert_equivalent_streams(got, want, OUTPUT, equal=list(want.columns),
+                              names=("spark", "expected"))
 
 
 def test_runs_that_feed_a_key_in_pieces_refuse_windows(spark):
@@ -103,7 +115,6 @@ def test_a_stream_restarted_keeps_its_windows(spark, tmp_path, text):
     two micro-batches and restarted from its checkpoint, it writes the rows of the
     simulator (tests/test_stream_windows.py checks it against run_timed). A function
     given in Python travels to the workers with the plan."""
-    from keyed_oracle import canonical
     from stream_simulator import simulate
 
     from qre.runtime.timed import is_timed
@@ -120,8 +131,10 @@ def test_a_stream_restarted_keeps_its_windows(spark, tmp_path, text):
     rules = Rules(True, None, "flag", 0, m.clock, is_timed(m), 10**6, "integral")
     want, _ = simulate(m, [e.assign(**{TIME_US: e["t"] * 10**6}) for e in events], rules, 4)
     want = want[want["k"] != 99]
-    columns = [*RESULTS, LATE]
-    assert len(got) > 10 and canonical(got, columns) == canonical(want, columns)
+    # Late rows are a side output in monitor_stream's output type: a restart moves them.
+    assert len(got) > 10
+    assert_equivalent_streams(got, want, stream_type("monitor_stream", "k").output_dependence(),
+                              equal=[*RESULTS, LATE], names=("restarted", "simulator"))
 
 
 def test_compressed_window_contents_and_the_state_per_key(spark, tmp_path):
@@ -138,10 +151,9 @@ def test_compressed_window_contents_and_the_state_per_key(spark, tmp_path):
         rows[d] = run(spark, m, tmp_path / "in", ckpt, tmp_path / f"out-{i}",
                       watermark="4 seconds", compress_windows=d)
         sizes[d] = stream_state(spark, str(ckpt)).sort_values("key").reset_index(drop=True)
-    columns = ["k", "t", "tag", "status", "value"]
-    plain, squeezed = (rows[d][columns].sort_values(columns).reset_index(drop=True)
-                       for d in (None, "0 seconds"))
-    pd.testing.assert_frame_equal(plain, squeezed)
+    assert_equivalent_streams(rows[None], rows["0 seconds"], OUTPUT,
+                              equal=["k", "t", "tag", "status", "value"],
+                              names=("plain", "compressed"))
     raw, packed = sizes[None], sizes["0 seconds"]
     assert len(raw) == 3 and not raw["compressed"].any() and packed["compressed"].all()
     assert (raw["window_events"] > 0).all()

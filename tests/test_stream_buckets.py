@@ -4,7 +4,9 @@ monitor_stream keeps many keys' states in one bucket; its step must give, key by
 key, exactly the rows of :func:`spark_udf.keyed.step` (status, value and the late
 flag), with or without a watermark, ttl and allowed lateness, and drop and wake
 keys as it does. The per-key simulation (tests/stream_simulator.py) is the oracle;
-tests/test_stream_rules.py checks that one against the queries' meaning.
+tests/test_stream_rules.py checks that one against the queries' meaning. Rows are
+compared as traces of monitor_stream's output type (qre.runtime.stream_types: each
+key's rows in order, keys independent), never sorted.
 """
 
 from __future__ import annotations
@@ -14,22 +16,25 @@ import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from keyed_oracle import canonical
 from query_strategies import temporal_queries, top_queries
 from stream_simulator import ALPHABET, US, arrivals, simulate, simulate_buckets
 
 from qre import qre
 from qre.language.printer import to_text
+from qre.runtime.stream_types import stream_type
+from qre.testing import assert_equivalent_streams
 from spark_udf.buckets import GROUP, Bucket, BucketRules, step_bucket
 from spark_udf.keyed import LATE, TIME_US, Rules
 from spark_udf.plan import make_plan
 
 QUERIES = st.one_of(top_queries(ALPHABET, 2), temporal_queries(ALPHABET, 1)).map(to_text)
 COLUMNS = ["k", "t", "tag", "v", "status", "value", LATE]
+OUTPUT = stream_type("monitor_stream", "k").output_dependence()
+"""PartitionBy(k, Seq(row)): each key's rows in order, keys independent."""
 
 
-def same_rows(a: pd.DataFrame, b: pd.DataFrame) -> None:
-    assert canonical(a, COLUMNS) == canonical(b, COLUMNS)
+def same_rows(got: pd.DataFrame, want: pd.DataFrame, columns: list[str] = COLUMNS) -> None:
+    assert_equivalent_streams(got, want, OUTPUT, equal=columns, names=("buckets", "per key"))
 
 
 @settings(max_examples=60, deadline=None)
@@ -57,9 +62,7 @@ def test_timed_monitors_step_each_key_of_a_bucket(text, batches, delay, lateness
     rules = Rules(watermark, None, "flag", lateness * US if watermark else 0, m.clock, True,
                   US, "integral")
     want, _ = simulate(m, batches, rules, delay)
-    got = simulate_buckets(m, batches, rules, delay, n_buckets)
-    columns = list(want.columns)
-    assert canonical(got, columns) == canonical(want, columns)
+    same_rows(simulate_buckets(m, batches, rules, delay, n_buckets), want, list(want.columns))
 
 
 def _plan_and_spec(watermark: bool, late: str = "flag"):  # type: ignore[no-untyped-def]
@@ -83,7 +86,7 @@ def test_a_bucket_keeps_each_keys_configuration_in_nine_bytes_per_state() -> Non
     events = _events([1, 2, 1], [1, 1, 2]).drop(columns=TIME_US)
     bucket, rows = step_bucket(spec, Bucket.empty(spec), events, None)
     assert bucket.pending.empty
-    assert sorted(zip(rows["k"], rows["value"], strict=True)) == [(1, 1.0), (1, 4.0), (2, 2.0)]
+    same_rows(rows, pd.DataFrame({"k": [1, 1, 2], "value": [1.0, 4.0, 2.0]}), ["k", "value"])
     q = len(spec.monitor.dt.states)
     assert [len(b) for b in bucket.keys["config"]] == [9 * q, 9 * q]
     bucket, rows = step_bucket(spec, bucket, _events([2, 1], [5, 6]).drop(columns=TIME_US),

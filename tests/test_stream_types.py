@@ -127,7 +127,9 @@ def test_micro_batch_boundaries_matter():
     found = find_inconsistency(lambda i: stream_rows(m, i, watermark="2 seconds"), items,
                                anywhere, stream_type("monitor_stream", "k").output_dependence(),
                                tries=20)
-    assert found is not None and "'late': True" in str(found.verdict.mismatch)
+    assert found is not None
+    late = [[row["late"] for row in rows] for rows in (found.output, found.reordered_output)]
+    assert late[0] != late[1]  # an event on time in one is late in the other
 
 
 def test_stream_types_name_every_entry_point():

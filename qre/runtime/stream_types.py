@@ -18,11 +18,15 @@ entry point                            input → output
 ``run_timed``, ``monitor_frame``,      ``PartitionBy(key, Bag(event))`` → ``K(row)``
 ``monitor_timed``
 ``monitor_stream``                     ``Sync(batch, PartitionBy(key, Bag(event)))``
-                                       → ``K(row)``
+                                       → ``PartitionBy(key, Par(Seq(row), Seq(late)))``
 =====================================  =============================================
 
 where ``K(row)`` is ``PartitionBy(key, Seq(row))``: each key's rows in order, keys
-independent (``run_timed`` without keys: ``Bag(event)`` → ``Seq(row)``).
+independent (``run_timed`` without keys: ``Bag(event)`` → ``Seq(row)``). A stream's
+rows for late events (``late`` true) are a side output, as Flink's: in order among
+themselves, independent of the key's other rows — a late row is emitted when its
+event arrives, the others when the watermark passes theirs, so which comes first
+depends on when Spark runs a batch without data (tests/test_stream_rules.py).
 
 A bag of events: the entry point orders each key's events itself (by time, then
 :mod:`qre.runtime.order`'s rule). Events equal in everything that rule reads are
@@ -36,13 +40,15 @@ order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from dt.traces import Bag, PartitionBy, Schema, Seq, Sync, Typed, typed
+from dt.traces import Bag, Par, PartitionBy, Schema, Seq, Sync, Typed, typed
 
 EVENT = "event"
 ROW = "row"
+LATE = "late"
 BATCH = "batch"
 
 ENTRY_POINTS = ("run", "session", "run_keys", "run_timed", "monitor_frame", "monitor_timed",
@@ -56,10 +62,12 @@ class StreamType:
     entry: str
     input: Schema
     output: Schema
+    output_header: Callable[[Any], str] | None = None
+    """Which header an output row has (a stream's: ``late`` or ``row``); None: ``row``."""
 
     def output_dependence(self) -> Typed:
-        """The output's dependence: every row is a ``row``."""
-        return typed(self.output)
+        """The output's dependence."""
+        return typed(self.output, self.output_header)
 
     def input_dependence(self, header: str | None = None) -> Typed:
         """The input's dependence; a stream's needs ``header``, the field that says
@@ -67,9 +75,11 @@ class StreamType:
         return typed(self.input, header)
 
 
-def stream_type(entry: str, key: str | Sequence[str] | None = None) -> StreamType:
+def stream_type(entry: str, key: str | Sequence[str] | None = None, *,
+                late: str = "late") -> StreamType:
     """The declared types of ``entry`` (one of :data:`ENTRY_POINTS`) with key column(s)
-    ``key`` (None: one stream; ``run`` and ``session`` have none)."""
+    ``key`` (None: one stream; ``run`` and ``session`` have none); ``late``: the name
+    of a stream's late column (``prefix`` + ``late``)."""
     if entry not in ENTRY_POINTS:
         raise ValueError(f"no stream type for {entry!r}: one of {', '.join(ENTRY_POINTS)}")
     if entry in ("run", "session"):
@@ -84,5 +94,10 @@ def stream_type(entry: str, key: str | Sequence[str] | None = None) -> StreamTyp
     if entry == "run_keys":
         return StreamType(entry, per_key(Seq(EVENT)), output)
     if entry == "monitor_stream":
-        return StreamType(entry, Sync(BATCH, per_key(Bag(EVENT))), output)
+        def header(row: Any) -> str:  # a row without the column (an oracle's) is on time
+            flag = row.get(late) if isinstance(row, Mapping) else getattr(row, late, None)
+            return LATE if flag is True or flag == 1 else ROW
+
+        return StreamType(entry, Sync(BATCH, per_key(Bag(EVENT))),
+                          per_key(Par(Seq(ROW), Seq(LATE))), header)
     return StreamType(entry, per_key(Bag(EVENT)), output)
