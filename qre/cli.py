@@ -65,10 +65,15 @@ be a number; an empty cell or NaN is NaN, an ordinary data value. Data errors
 name the column and the row, counted from 0 over the data rows (the CSV header
 is not a row).
 
+``diff`` compares two output files as streams up to a dependence (seed 003
+§3, :mod:`qre.traces`): exit 0 equivalent, 1 not (the first row with no
+partner is printed, with its file, row and why).
+
 Modules: this one parses the arguments and reports errors; the commands are
-:mod:`qre.cli_check` (compile, check) and :mod:`qre.cli_run` (run), imported when one
-runs, so that ``qre --help`` and ``qre --version`` import neither the compiler nor
-pandas nor Numba (a tenth of a second instead of half a second).
+:mod:`qre.cli_check` (compile, check), :mod:`qre.cli_run` (run) and
+:mod:`qre.cli_diff` (diff), imported when one runs, so that ``qre --help`` and
+``qre --version`` import neither the compiler nor pandas nor Numba (a tenth of a
+second instead of half a second).
 """
 
 from __future__ import annotations
@@ -110,6 +115,7 @@ examples:
   qre check restartable 'alphabet a, b; once(count() >= const(3))'
   qre check language 'split(atom(a, cur), iter(atom(b, cur), 0, +), +)'
   qre run @sum.qre --input events.csv --key user --tag tag --value amount --output out.parquet
+  qre diff local.csv spark.parquet --dependence 'by_key(user)'
 
 exit codes: 0 success / equivalent / restartable, 1 not equivalent / not
 restartable, 2 usage or input error, 3 equivalence undecided.

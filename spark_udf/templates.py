@@ -218,7 +218,9 @@ def op_keyed_ordered(df: Any, key: str, order: str | Sequence[str],
                      on_marker: Callable[[Any, Any, dict], tuple[Any, Rows]] | None = None,
                      marker: str | None = None, time: str | None = None) -> Any:
     """OpKeyedOrdered: per ``key``, the items in ``order`` (columns; give an order
-    without ties per key) through ``on_item`` and the markers through ``on_marker``."""
+    without ties per key, and with markers one that starts with ``time``: a key's
+    markers run as its items cross them) through ``on_item`` and the markers through
+    ``on_marker``."""
     order = [order] if isinstance(order, str) else list(order)
 
     def per_key(k: Any, rows: list[dict], markers: _Markers, output: _Output) -> None:

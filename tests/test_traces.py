@@ -38,6 +38,7 @@ from dt.traces import (
     unordered,
 )
 from dt.traces.consistency import find_inconsistency, reorder
+from dt.traces.notation import parse_dependence
 
 NAMES = ("A", "B", "C")
 
@@ -101,6 +102,15 @@ def test_relaxation_is_containment_of_equivalence_classes(s1, s2, seed):
                 <= trace_class(w, lambda x, y: depends(s1, x, y)) for w in words)
     assert s1.relaxes(s2) == brute
     assert s1.order_equivalent(s2) == (brute and s2.relaxes(s1))
+
+
+@given(schemas(NAMES))
+def test_a_schema_prints_as_its_notation(schema):
+    parsed = parse_dependence(repr(schema), header="h").schema  # fields are not written
+    assert repr(parsed) == repr(schema) and parsed.conditions() == schema.conditions()
+    assert repr(Seq(["my col", "it's"])) == """Seq(["it's", 'my col'])"""
+    assert parse_dependence(repr(Seq(["my col", "it's"])), header="h").schema.header_names \
+        == {"my col", "it's"}
 
 
 def test_relaxation_needs_every_header():

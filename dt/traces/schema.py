@@ -34,6 +34,7 @@ True
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
@@ -165,8 +166,8 @@ class Bag(Schema):
         object.__setattr__(self, "of", _headers(of))
         self._derive(self.of, ())
 
-    def __repr__(self) -> str:
-        return f"Bag({_show(self.of)})"
+    def __repr__(self) -> str:  # the notation of dt.traces.notation
+        return f"Bag({_show(self.of)})" if self.of else "Bag()"
 
 
 @dataclass(frozen=True)
@@ -246,8 +247,15 @@ def _schema(value: object) -> Schema:
 
 
 def _show(names: Iterable[Header | str]) -> str:
-    names = sorted(n.name if isinstance(n, Header) else n for n in names)
+    """Names as :mod:`dt.traces.notation` writes them (quoted unless plain words)."""
+    names = sorted(_quoted(n.name if isinstance(n, Header) else n) for n in names)
     return names[0] if len(names) == 1 else "[" + ", ".join(names) + "]"
+
+
+def _quoted(name: str) -> str:
+    if re.fullmatch(r"[A-Za-z0-9_.\-]+", name):
+        return name
+    return f"'{name}'" if "'" not in name else f'"{name}"'
 
 
 def _fill(schema: Schema, scope: frozenset[str], table: dict) -> None:
