@@ -44,6 +44,7 @@ from dt.traces import (
     Verdict,
     as_dependence,
     by_key,
+    compare,
     ordered,
     punctuated,
     typed,
@@ -105,18 +106,22 @@ def compare_streams(left: Any, right: Any, dependence: Any, *, equal: Equal = No
     """
     frames = [_as_pandas(data) for data in (left, right)]
     noun = "item" if all(frame is None for frame in frames) else "row"
-    streams = FrameMatcher(dependence, equal=equal, header=header, names=names, noun=noun)
+    dependence = to_dependence(dependence, header)
     (items_l, keys_l), (items_r, keys_r) = (
-        streams.items(side, data if frame is None else frame)
-        for side, (data, frame) in enumerate(zip((left, right), frames, strict=True)))
-    for position in range(max(len(items_l), len(items_r))):
-        for side, items, keys in ((0, items_l, keys_l), (1, items_r, keys_r)):
-            if position < len(items):
-                streams.matcher.push(side, items[position],
-                                     None if keys is None else keys[position])
-        if streams.matcher.mismatch is not None:
-            break
-    return streams.matcher.finish()
+        _items(dependence, data if frame is None else frame, name, equal)
+        for data, frame, name in zip((left, right), frames, names, strict=True))
+    return compare(items_l, items_r, dependence, keys=(keys_l, keys_r), names=names,
+                   noun=noun)
+
+
+def _items(dependence: Dependence, data: Any, name: str,
+           equal: Equal) -> tuple[list[Any], list[Hashable] | None]:
+    """A stream's (or a piece's) items and keys (:func:`stream_items`), a frame's
+    columns checked against the dependence."""
+    frame = _as_pandas(data)
+    if frame is not None:
+        _check_columns(dependence, frame, name)
+    return stream_items(data if frame is None else frame, equal)
 
 
 class FrameMatcher:
@@ -135,15 +140,8 @@ class FrameMatcher:
         self.names = names
         self.matcher = StreamMatcher(self.dependence, names=names, noun=noun)
 
-    def items(self, side: int, data: Any) -> tuple[list[Any], list[Hashable] | None]:
-        """A piece's items and keys (:func:`stream_items`), its columns checked."""
-        frame = _as_pandas(data)
-        if frame is not None:
-            _check_columns(self.dependence, frame, self.names[side])
-        return stream_items(data if frame is None else frame, self.equal)
-
     def feed(self, side: int, data: Any) -> Mismatch | None:
-        items, keys = self.items(side, data)
+        items, keys = _items(self.dependence, data, self.names[side], self.equal)
         for i, item in enumerate(items):
             self.matcher.push(side, item, None if keys is None else keys[i])
         return self.matcher.mismatch

@@ -38,7 +38,7 @@ right item 1 {'k': 1, 'v': 2} depends on left item 0 {'k': 1, 'v': 1}, which has
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -334,22 +334,23 @@ class StreamMatcher:
 
 
 def compare(left: Iterable[Any], right: Iterable[Any], dependence: Dependence | Any, *,
-            key: Callable[[Any], Hashable] | None = None, names: tuple[str, str] = SIDES,
-            noun: str = "item") -> Verdict:
+            key: Callable[[Any], Hashable] | None = None,
+            keys: tuple[Sequence[Hashable] | None, Sequence[Hashable] | None] = (None, None),
+            names: tuple[str, str] = SIDES, noun: str = "item") -> Verdict:
     """Two finished streams compared as traces, their items fed alternately (a
-    mismatch is found at the first item of either stream that proves it)."""
+    mismatch is found at the first item of either stream that proves it). ``keys``:
+    each side's equality keys if the caller computed them (None: ``key`` of each item)."""
     matcher = StreamMatcher(dependence, key=key, names=names, noun=noun)
-    streams = [iter(left), iter(right)]
+    streams = [iter(zip(items, side_keys, strict=True)) if side_keys is not None
+               else ((item, None) for item in items)
+               for items, side_keys in zip((left, right), keys, strict=True)]
     live = [True, True]
     while any(live) and matcher.mismatch is None:
         for side in (0, 1):
             if live[side]:
-                item = next(streams[side], _END)
-                if item is _END:
+                pair = next(streams[side], None)
+                if pair is None:
                     live[side] = False
                 else:
-                    matcher.push(side, item)
+                    matcher.push(side, *pair)
     return matcher.finish()
-
-
-_END = object()
