@@ -31,7 +31,7 @@ from __future__ import annotations
 import copy as copying
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..errors import PreconditionError
 
@@ -39,9 +39,11 @@ Tag = Hashable
 Update = Callable[[Any, "Event"], "tuple[Any, Sequence[Any]]"]
 
 
-@dataclass(frozen=True)
-class Event:
-    """An input event of a specification: its tag, its payload and (in a runtime) its time."""
+class Event(NamedTuple):
+    """An input event of a specification: its tag, its payload and (in a runtime) its time.
+
+    A named tuple: runtimes make one per event, and a tuple is made several times
+    faster than a frozen dataclass."""
 
     tag: Tag
     payload: Any = None

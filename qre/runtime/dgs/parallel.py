@@ -1,24 +1,25 @@
-"""Run a plan on OS processes or threads: one per worker, messages over queues.
+"""Run a plan on OS processes or threads: one per worker, each reading its own input.
 
-Each worker of the plan runs :class:`~qre.runtime.dgs.worker.WorkerRuntime` in a loop:
-take a packet (a list of messages from one sender) from its inbox, feed it, send what
-comes out grouped by receiver. The caller's process plays the input streams: it cuts
-each stream into packets of ``batch`` items and sends them in the order of their
-first times, so the streams advance together. Per-sender order is what the protocol
-needs, and a queue keeps each sender's puts in order.
+Each worker of the plan runs in a :class:`~qre.runtime.dgs.host.Host` of its own.
+It reads the input streams of its implementation tags itself — the seed's setting,
+where streams are produced where their workers run — in packets of ``batch`` items,
+the stream furthest behind first, and exchanges only the protocol's messages
+(requests, progress, states, forks) with its parent and children over queues. A
+queue keeps each sender's messages in order, which is what the protocol needs.
 
-``backend="processes"`` (the default) runs workers in forked processes: the
-specification's functions need not be picklable, states and outputs are pickled on
-the way. ``"threads"`` runs them in threads of this process: only work that releases
-the GIL (numpy, Numba ``nogil`` kernels) runs in parallel, but nothing is copied.
+``backend="processes"`` (the default) runs workers in forked processes: they see the
+input and the specification's functions without pickling them (they need not be
+picklable); states and outputs are pickled on the way. ``"threads"`` runs them in
+threads of this process: only work that releases the GIL (numpy, Numba ``nogil``
+kernels) runs in parallel, but nothing is copied.
 
 A failure in a worker (a user function raising) stops the run and is raised here as
 :class:`WorkerFailed` with the worker's name and traceback.
 
-Cost: per event, a few microseconds of protocol in Python (mailbox, dispatch) on
-top of ``update``, plus pickling in packets; per synchronizing event, a request,
-a state and a fork per worker below it. What it buys depends on how heavy ``update``
-is: see ``benchmarks/dgs_applications.py``.
+Cost: per event, the protocol in Python (an append, and a release per run of events)
+on top of ``update``; per synchronizing event, a request, a state and a fork for
+every worker below its owner, through the queues. What it buys depends on how heavy
+``update`` is: see ``benchmarks/dgs_applications.py``.
 """
 
 from __future__ import annotations
@@ -28,15 +29,16 @@ import multiprocessing
 import queue
 import threading
 import traceback
-from collections import Counter, defaultdict
-from collections.abc import Hashable
+from collections import Counter
+from collections.abc import Hashable, Iterator
 from typing import Any
 
 from dt.dgs.plan import Plan, validate
 from dt.dgs.spec import Spec
 
-from .inputs import Streams, check_instance
-from .simulate import Result, stream_packets
+from .host import Host
+from .inputs import Streams, check_instance, ranks
+from .simulate import Result, check_tags, stream_packets
 from .worker import WorkerRuntime
 
 BACKENDS = ("processes", "threads")
@@ -55,22 +57,24 @@ def run_parallel(spec: Spec, plan: Plan, streams: Streams, *, backend: str = "pr
         raise ValueError(f"batch must be at least 1, not {batch}")
     check_instance(streams)
     validate(plan, spec)
+    check_tags(plan, streams)
     names = [w.name for w in plan.workers()]
     if backend == "processes":
         context = multiprocessing.get_context("fork")
         inboxes = {n: context.Queue() for n in names}
         results = context.Queue()
-        runners = [context.Process(target=_worker_main, args=(spec, plan, n, inboxes, results),
+        runners = [context.Process(target=_worker_main,
+                                   args=(spec, plan, n, streams, batch, inboxes, results),
                                    daemon=True, name=f"dgs-{n}") for n in names]
     else:
         inboxes = {n: queue.SimpleQueue() for n in names}
         results = queue.SimpleQueue()
-        runners = [threading.Thread(target=_worker_main, args=(spec, plan, n, inboxes, results),
+        runners = [threading.Thread(target=_worker_main,
+                                    args=(spec, plan, n, streams, batch, inboxes, results),
                                     daemon=True, name=f"dgs-{n}") for n in names]
     for runner in runners:
         runner.start()
     try:
-        _feed(plan, streams, inboxes, batch)
         return _collect(results, len(names), timeout)
     except BaseException:
         for inbox in inboxes.values():
@@ -83,43 +87,60 @@ def run_parallel(spec: Spec, plan: Plan, streams: Streams, *, backend: str = "pr
                 runner.terminate()
 
 
-def _feed(plan: Plan, streams: Streams, inboxes: dict, batch: int) -> None:
-    """Send every stream's packets, the packet with the earliest first time first."""
-    sources = stream_packets(plan, streams, batch)
-    heap = [(-float("inf"), n, name) for n, name in enumerate(sources)]
-    while heap:
-        _, n, name = heapq.heappop(heap)
-        packet = next(sources[name], None)
-        if packet is None:
-            continue
-        for receiver, messages in packet[1].items():
-            inboxes[receiver].put((("stream", name), messages))
-        heapq.heappush(heap, (packet[0], n, name))
-
-
-def _worker_main(spec: Spec, plan: Plan, name: str, inboxes: dict, results: Any) -> None:
+def _worker_main(spec: Spec, plan: Plan, name: str, streams: Streams, batch: int,
+                 inboxes: dict, results: Any) -> None:
     try:
-        worker = WorkerRuntime(spec, plan, name)
-        _send(name, worker.start(), inboxes)
         counts: Counter = Counter()
+
+        def send(receiver: Hashable, messages: list) -> None:
+            inboxes[receiver].put((name, messages))
+
+        host = Host({name: WorkerRuntime(spec, plan, name)}, send)
+        host.start()
         inbox = inboxes[name]
-        while not worker.done():
+        for packet in _local_packets(plan, name, streams, batch):
+            for receiver, messages in packet.items():
+                counts.update(m[0] for m in messages)
+                host.deliver(receiver, messages)
+            if not _take_waiting(host, name, inbox, counts):
+                return
+        while not host.done():
             sender, messages = inbox.get()
             if sender is None:  # the run failed elsewhere
                 return
             counts.update(m[0] for m in messages)
-            _send(name, worker.receive_many(messages), inboxes)
-        results.put(("done", name, worker.outputs, counts))
+            host.deliver(name, messages)
+        results.put(("done", name, host.outputs(), counts))
     except BaseException:  # reported to the caller, who raises it
         results.put(("failed", name, traceback.format_exc(), None))
 
 
-def _send(name: str, out: list, inboxes: dict) -> None:
-    grouped: dict[Hashable, list] = defaultdict(list)
-    for receiver, message in out:
-        grouped[receiver].append(message)
-    for receiver, messages in grouped.items():
-        inboxes[receiver].put((name, messages))
+def _local_packets(plan: Plan, name: str, streams: Streams, batch: int) -> Iterator[dict]:
+    """The packets of this worker's input streams, the stream furthest behind first."""
+    mine = {itag.stream for w in plan.workers() if w.name == name for itag in w.itags}
+    rank = ranks(streams)
+    local = {s: streams[s] for s in streams if s in mine}
+    sources = stream_packets(plan, local, batch, rank=rank, receivers={name})
+    heap = [(-float("inf"), rank[s], s) for s in sources]
+    while heap:
+        _, n, stream = heapq.heappop(heap)
+        packet = next(sources[stream], None)
+        if packet is not None:
+            yield packet[1]
+            heapq.heappush(heap, (packet[0], n, stream))
+
+
+def _take_waiting(host: Host, name: str, inbox: Any, counts: Counter) -> bool:
+    """Deliver the messages already in the inbox; False if the run was stopped."""
+    while True:
+        try:
+            sender, messages = inbox.get_nowait()
+        except queue.Empty:
+            return True
+        if sender is None:
+            return False
+        counts.update(m[0] for m in messages)
+        host.deliver(name, messages)
 
 
 def _collect(results: Any, workers: int, timeout: float | None) -> Result:

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import random
 from collections import Counter, defaultdict, deque
-from collections.abc import Hashable, Iterator
+from collections.abc import Collection, Hashable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from dt.dgs.plan import Plan, validate
-from dt.dgs.spec import Spec
+from dt.dgs.spec import Event, Spec
 
 from .inputs import INF, Heartbeat, InputError, Streams, check_instance, ranks
 from .worker import WorkerRuntime, tag_codes
@@ -45,17 +45,22 @@ class Result:
         return Result([o for _, o in keyed], keyed, messages)
 
 
-def stream_packets(plan: Plan, streams: Streams, batch: int
+def stream_packets(plan: Plan, streams: Streams, batch: int, *, rank: dict | None = None,
+                   receivers: Collection[Hashable] | None = None
                    ) -> dict[Hashable, Iterator[tuple[float, dict[Hashable, list]]]]:
     """For each stream, its items cut into packets of ``batch``, closed by a heartbeat at
     +∞: ``(time of the first item, {worker: [message, ...]})``. A run of events of one
     tag is one ``events`` message; a heartbeat goes to the owner of each of the
-    stream's implementation tags."""
+    stream's implementation tags. ``rank`` numbers all the streams (default: their
+    order in ``streams``); ``receivers`` keeps the messages for those workers only,
+    for a host that reads a part of the input."""
     owner = plan.owner()
     code = {itag: n for n, itag in enumerate(tag_codes(plan))}
-    rank = ranks(streams)
+    rank = ranks(streams) if rank is None else rank
     routes: dict[Hashable, dict] = {name: {} for name in streams}
     for itag in owner:
+        if receivers is not None and owner[itag] not in receivers:
+            continue
         if itag.stream not in routes:
             raise InputError(f"the plan handles {itag!r} but there is no stream {itag.stream!r}")
         routes[itag.stream][itag.tag] = (owner[itag], code[itag])
@@ -66,25 +71,45 @@ def stream_packets(plan: Plan, streams: Streams, batch: int
         items = [*streams[name], Heartbeat(INF)]
         for start in range(0, len(items), batch):
             packet: dict[Hashable, list] = defaultdict(list)
+            last: list | None = None  # the events message being extended
+            last_code = None
             for position, item in enumerate(items[start:start + batch], start):
-                at = (item.time, at_rank, 0)
-                if isinstance(item, Heartbeat):
+                if type(item) is Heartbeat:
+                    at = (item.time, at_rank, 0)
                     for receiver, number in beats:
                         packet[receiver].append(("beat", number, at))
+                    last = None
                     continue
                 try:
                     receiver, number = route[item.tag]
                 except KeyError:
+                    if receivers is not None:
+                        continue  # another host's event
                     raise InputError(f"stream {name!r}, item {position}: no worker of the plan "
                                      f"handles tag {item.tag!r} on this stream") from None
-                messages = packet[receiver]
-                if messages and messages[-1][0] == "events" and messages[-1][1] == number:
-                    messages[-1][2].append((at, item.payload))
-                else:
-                    messages.append(("events", number, [(at, item.payload)]))
+                if last is None or number != last_code:
+                    last, last_code = [], number
+                    packet[receiver].append(("events", number, last))
+                last.append(((item.time, at_rank, 0), item.payload))
             yield items[start].time, packet
 
     return {name: packets(name) for name in streams}
+
+
+def check_tags(plan: Plan, streams: Streams) -> None:
+    """Raise :class:`InputError` for a plan's stream that is missing or an event whose tag
+    no worker handles on its stream (a host reading part of the input skips others')."""
+    allowed: dict[Hashable, set] = {name: set() for name in streams}
+    for itag in plan.itags():
+        if itag.stream not in allowed:
+            raise InputError(f"the plan handles {itag!r} but there is no stream {itag.stream!r}")
+        allowed[itag.stream].add(itag.tag)
+    for name, items in streams.items():
+        tags = allowed[name]
+        for position, item in enumerate(items):
+            if isinstance(item, Event) and item.tag not in tags:
+                raise InputError(f"stream {name!r}, item {position}: no worker of the plan "
+                                 f"handles tag {item.tag!r} on this stream")
 
 
 def simulate(spec: Spec, plan: Plan, streams: Streams, *, seed: int = 0) -> Result:
