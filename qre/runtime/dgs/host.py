@@ -10,9 +10,14 @@ the inner workers in the driver.
 
 from __future__ import annotations
 
+import heapq
 from collections import defaultdict, deque
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Collection, Hashable, Iterable, Iterator
 
+from dt.dgs.plan import Plan
+
+from .inputs import Streams
+from .simulate import stream_packets
 from .worker import Outgoing, WorkerRuntime
 
 SendRemote = Callable[[Hashable, list], None]
@@ -57,3 +62,19 @@ class Host:
 
     def outputs(self) -> list:
         return [pair for r in self.runtimes.values() for pair in r.outputs]
+
+
+def local_packets(plan: Plan, names: Collection[Hashable], streams: Streams, batch: int,
+                  rank: dict) -> Iterator[dict]:
+    """The packets for the workers ``names`` from the input streams of their tags (all
+    of which must be in ``streams``), the stream furthest behind first."""
+    mine = {itag.stream for w in plan.workers() if w.name in names for itag in w.itags}
+    local = {s: streams[s] for s in streams if s in mine}
+    sources = stream_packets(plan, local, batch, rank=rank, receivers=set(names))
+    heap = [(-float("inf"), rank[s], s) for s in sources]
+    while heap:
+        _, n, stream = heapq.heappop(heap)
+        packet = next(sources[stream], None)
+        if packet is not None:
+            yield packet[1]
+            heapq.heappush(heap, (packet[0], n, stream))

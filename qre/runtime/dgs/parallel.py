@@ -24,21 +24,20 @@ every worker below its owner, through the queues. What it buys depends on how he
 
 from __future__ import annotations
 
-import heapq
 import multiprocessing
 import queue
 import threading
 import traceback
 from collections import Counter
-from collections.abc import Hashable, Iterator
+from collections.abc import Hashable
 from typing import Any
 
 from dt.dgs.plan import Plan, validate
 from dt.dgs.spec import Spec
 
-from .host import Host
+from .host import Host, local_packets
 from .inputs import Streams, check_instance, ranks
-from .simulate import Result, check_tags, stream_packets
+from .simulate import Result, check_tags
 from .worker import WorkerRuntime
 
 BACKENDS = ("processes", "threads")
@@ -98,7 +97,7 @@ def _worker_main(spec: Spec, plan: Plan, name: str, streams: Streams, batch: int
         host = Host({name: WorkerRuntime(spec, plan, name)}, send)
         host.start()
         inbox = inboxes[name]
-        for packet in _local_packets(plan, name, streams, batch):
+        for packet in local_packets(plan, {name}, streams, batch, ranks(streams)):
             for receiver, messages in packet.items():
                 counts.update(m[0] for m in messages)
                 host.deliver(receiver, messages)
@@ -113,21 +112,6 @@ def _worker_main(spec: Spec, plan: Plan, name: str, streams: Streams, batch: int
         results.put(("done", name, host.outputs(), counts))
     except BaseException:  # reported to the caller, who raises it
         results.put(("failed", name, traceback.format_exc(), None))
-
-
-def _local_packets(plan: Plan, name: str, streams: Streams, batch: int) -> Iterator[dict]:
-    """The packets of this worker's input streams, the stream furthest behind first."""
-    mine = {itag.stream for w in plan.workers() if w.name == name for itag in w.itags}
-    rank = ranks(streams)
-    local = {s: streams[s] for s in streams if s in mine}
-    sources = stream_packets(plan, local, batch, rank=rank, receivers={name})
-    heap = [(-float("inf"), rank[s], s) for s in sources]
-    while heap:
-        _, n, stream = heapq.heappop(heap)
-        packet = next(sources[stream], None)
-        if packet is not None:
-            yield packet[1]
-            heapq.heappush(heap, (packet[0], n, stream))
 
 
 def _take_waiting(host: Host, name: str, inbox: Any, counts: Counter) -> bool:
