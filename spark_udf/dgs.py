@@ -40,7 +40,7 @@ import re
 import secrets
 import threading
 from collections import Counter, defaultdict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Sequence
 from multiprocessing.connection import Client, Listener, wait
 from typing import Any
 
@@ -58,14 +58,16 @@ BATCH = 1024
 
 def run_plan(spec: Spec, plan: Plan, frame: Any, *, stream: str = "stream", time: str = "time",
              tag: str = "tag", payload: str | None = "payload",
-             parse_tag: Callable[[Any], Hashable] | None = None, tasks: int | None = None,
+             parse_tag: Callable[[Any], Hashable] | None = None,
+             stream_order: Sequence[Hashable] | None = None, tasks: int | None = None,
              timeout: float = 600.0) -> Result:
     """Run ``plan`` on the events of ``frame`` (one row an event: its stream, time, tag
     and payload columns; an array tag is a tuple, ``parse_tag`` turns the column's value
     into the specification's tag); the outputs in event order.
 
-    Streams are ordered by their names (``repr``) where times tie, as the sequential
-    specification sees them."""
+    Where times tie, events are in the order of their streams in ``stream_order``
+    (default: the plan's streams sorted by ``repr``), as the sequential specification
+    sees them."""
     validate(plan, spec)
     session = frame.sparkSession
     context = session.sparkContext
@@ -75,6 +77,11 @@ def run_plan(spec: Spec, plan: Plan, frame: Any, *, stream: str = "stream", time
     task_of = {leaf: n % max(min(slots, len(leaves)), 1) for n, leaf in enumerate(leaves)}
     part = {(itag.tag, itag.stream): task_of.get(owner[itag], -1) for itag in owner}
     names = sorted({itag.stream for itag in owner}, key=repr)
+    if stream_order is not None:
+        missing = set(names) - set(stream_order)
+        if missing:
+            raise ValueError(f"stream_order lacks the plan's streams {sorted(missing, key=repr)}")
+        names = list(stream_order)
     rank = {name: n for n, name in enumerate(names)}
     columns = [stream, time, tag] + ([payload] if payload else [])
     rows = frame.select(*columns).rdd.map(lambda row: _keyed(row, part, parse_tag))

@@ -67,14 +67,19 @@ class Host:
 def local_packets(plan: Plan, names: Collection[Hashable], streams: Streams, batch: int,
                   rank: dict) -> Iterator[dict]:
     """The packets for the workers ``names`` from the input streams of their tags (all
-    of which must be in ``streams``), the stream furthest behind first."""
+    of which must be in ``streams``), merged by the time of each packet's first item."""
     mine = {itag.stream for w in plan.workers() if w.name in names for itag in w.itags}
     local = {s: streams[s] for s in streams if s in mine}
     sources = stream_packets(plan, local, batch, rank=rank, receivers=set(names))
-    heap = [(-float("inf"), rank[s], s) for s in sources]
+    heap = []
+    for stream, packets in sources.items():
+        head = next(packets, None)
+        if head is not None:
+            heap.append((head[0], rank[stream], stream, head[1]))
+    heapq.heapify(heap)
     while heap:
-        _, n, stream = heapq.heappop(heap)
-        packet = next(sources[stream], None)
-        if packet is not None:
-            yield packet[1]
-            heapq.heappush(heap, (packet[0], n, stream))
+        _, n, stream, packet = heapq.heappop(heap)
+        yield packet
+        head = next(sources[stream], None)
+        if head is not None:
+            heapq.heappush(heap, (head[0], n, stream, head[1]))

@@ -3,7 +3,7 @@
 Each worker of the plan runs in a :class:`~qre.runtime.dgs.host.Host` of its own.
 It reads the input streams of its implementation tags itself — the seed's setting,
 where streams are produced where their workers run — in packets of ``batch`` items,
-the stream furthest behind first, and exchanges only the protocol's messages
+merged by time, and exchanges only the protocol's messages
 (requests, progress, states, forks) with its parent and children over queues. A
 queue keeps each sender's messages in order, which is what the protocol needs.
 

@@ -1,0 +1,299 @@
+"""Seed 003 §4.5 in miniature: the DGS applications against the number of workers
+(issue 25; the seed's Figs 20, 22, 23).
+
+Run (from the repository root)::
+
+    .venv/bin/python benchmarks/dgs_applications.py [--events 100000] [--work 0 20]
+
+(a few minutes on 2 cores) and writes benchmarks/RESULTS.md, section
+"dgs_applications" (``--output``).
+
+Applications (:mod:`dt.dgs.examples`), laid out as the seed's artifact lays them out:
+per parallel stream ``--events`` events at times 1, 2, 3, ...;
+
+* value barrier (event-based windowing): two value streams, a barrier stream with a
+  barrier every 1,000 time units and a heartbeat every 100;
+* fraud detection: two transaction streams, a rule stream as the barriers;
+* page-view join: two users, each with a page-view stream (an event each time unit),
+  a read every 1,000 and an address update every 10,000 with heartbeats every 100;
+* key counter (Figure 15): two keys, each with an increment stream and a read-reset
+  every 1,000.
+
+Each application runs sequentially (the specification's ``update`` over the streams
+merged by time — the merge included, as the runtimes get separate streams too), on
+the process runtime with the optimizer's plan for 1 and 2 workers (leaves), and, at
+no extra work, on Spark (local[2], data at rest: leaves as barrier tasks); the value
+barrier also as a broadcast-style Spark job (barrier times broadcast to every
+partition of the values, which sum per window, then a group-by): what a Spark user
+writes when the dependence is that simple. Every run's outputs are compared with the
+sequential ones (they must be equal, in event order).
+
+``--work`` adds that many microseconds of computation to each event's update (a
+model's score, a parse; seed 000's per-tuple cost knob): the protocol costs a few
+microseconds an event, so parallelism pays once the work is heavier than that.
+Beyond 2 workers the table projects from the two measurements (t(1) = s + l,
+t(2) = s + l/2, t(N) = s + l/N): a projection, not a measurement.
+
+Latency against heartbeats (§4.4.4): a flagged transaction leaves its worker only
+once the rule stream is known to have no earlier rule — the rule stream's heartbeat
+period bounds its latency from below. Measured in event time: all workers in one
+process, the input fed in time order one item at a time, each output's latency the
+input time when it appeared minus its event's time; and the process runtime's
+throughput at each heartbeat period (a heartbeat is a message).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from results import RESULTS, write_section
+
+from dt.dgs import examples
+from dt.dgs.optimizer import InputStream, optimize
+from dt.dgs.spec import Event, Spec
+from qre.runtime.dgs.host import Host, local_packets
+from qre.runtime.dgs.inputs import INF, Heartbeat, ranks, sequential_input
+from qre.runtime.dgs.parallel import run_parallel
+from qre.runtime.dgs.worker import WorkerRuntime
+
+PROJECTED = (4, 8, 16)
+
+
+def _burner(micros: float) -> Callable[[], None]:
+    """A function that computes for about ``micros`` microseconds."""
+    def burn(n: int) -> int:
+        x = 1
+        for _ in range(n):
+            x = (x * 1103515245 + 12345) & 0xFFFFFFFF
+        return x
+    start = time.perf_counter()
+    burn(200_000)
+    per_loop = (time.perf_counter() - start) / 200_000
+    loops = int(micros * 1e-6 / per_loop)
+    return lambda: burn(loops)
+
+
+def with_work(spec: Spec, micros: float) -> Spec:
+    """``spec`` with ``micros`` of extra computation in every update."""
+    if micros <= 0:
+        return spec
+    burn = _burner(micros)
+
+    def heavy(update):
+        def update_with_work(state, event):
+            burn()
+            return update(state, event)
+        return update_with_work
+    return replace(spec, states=tuple(replace(s, update=heavy(s.update)) for s in spec.states))
+
+
+def barrier_streams(events: int, kind: str, value_tag: str, barrier_tag: str,
+                    beat: int = 100, every: int = 1000) -> dict:
+    streams = {barrier_tag: [Event(barrier_tag, None, t) if t % every == 0 else Heartbeat(t)
+                             for t in range(beat, events + 1, beat)]}
+    for i in range(2):
+        streams[f"{kind}{i}"] = [Event((value_tag, i), (t * 7919 + i) % 5000, t)
+                                 for t in range(1, events + 1)]
+    return streams
+
+
+def page_view_streams(events: int) -> dict:
+    streams = {}
+    for user in range(2):
+        streams[f"views{user}"] = [Event(("view", user), t % 97, t) for t in range(1, events + 1)]
+        streams[f"gets{user}"] = [Event(("get", user), None, t)
+                                  for t in range(1000, events + 1, 1000)]
+        streams[f"updates{user}"] = [Event(("update", user), t, t) if t % 10_000 == 0
+                                     else Heartbeat(t) for t in range(100, events + 1, 100)]
+    return streams
+
+
+def counter_streams(events: int) -> dict:
+    streams = {}
+    for key in range(2):
+        streams[f"inc{key}"] = [Event(("i", key), None, t) for t in range(1, events + 1)]
+        streams[f"reads{key}"] = [Event(("r", key), None, t) if t % 1000 == 0 else Heartbeat(t)
+                                  for t in range(100, events + 1, 100)]
+    return streams
+
+
+def rates(streams: dict) -> list[InputStream]:
+    """The optimizer's input: each stream's tags with their counts as rates."""
+    found = []
+    for name, items in streams.items():
+        counts: dict = {}
+        for item in items:
+            if isinstance(item, Event):
+                counts[item.tag] = counts.get(item.tag, 0) + 1
+        found.append(InputStream(name, counts))
+    return found
+
+
+APPLICATIONS = {
+    "value barrier": (examples.value_barrier,
+                      lambda n: barrier_streams(n, "A", "a", "b")),
+    "fraud detection": (examples.fraud_detection,
+                        lambda n: barrier_streams(n, "T", "tx", "rule")),
+    "page-view join": (examples.page_view_join, page_view_streams),
+    "key counter": (examples.key_counter, counter_streams),
+}
+
+
+def timed(run: Callable[..., list], *args: object, repeat: int = 1) -> tuple[float, list]:
+    """The best wall time of ``repeat`` calls ``run(*args)``, and the outputs."""
+    best, outputs = float("inf"), []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        outputs = run(*args)
+        best = min(best, time.perf_counter() - start)
+    return best, outputs
+
+
+def sequential(spec: Spec, streams: dict) -> list:
+    return spec.run(sequential_input(streams))
+
+
+def on_processes(spec: Spec, streams: dict, workers: int) -> list:
+    plan = optimize(spec, rates(streams), workers)
+    return run_parallel(spec, plan, streams).outputs
+
+
+def on_spark(spec: Spec, streams: dict, spark) -> list:
+    from spark_udf.dgs import run_plan
+    rows = [(name, e.time, repr(e.tag), e.payload) for name, items in streams.items()
+            for e in items if isinstance(e, Event)]
+    frame = spark.createDataFrame(rows, "stream string, time long, tag string, payload long")
+    plan = optimize(spec, rates(streams), 2)
+    return run_plan(spec, plan, frame, parse_tag=ast.literal_eval,
+                    stream_order=list(streams)).outputs
+
+
+def broadcast_barrier(streams: dict, spark) -> list:
+    """Value barrier as a Spark user writes it: barrier times broadcast to the values'
+    partitions, sums per window, a group-by."""
+    import pandas as pd
+    barriers = np.array([e.time for e in streams["b"] if isinstance(e, Event)])
+    shared = spark.sparkContext.broadcast(barriers)
+    rows = [(e.time, e.payload) for name, items in streams.items() if name != "b"
+            for e in items]
+    values = spark.createDataFrame(rows, "time long, value long").repartition(2)
+
+    def windows(frames):
+        ends = shared.value
+        for frame in frames:
+            window = np.searchsorted(ends, frame["time"].to_numpy(), side="right")  # b first
+            part = pd.DataFrame({"window": window, "value": frame["value"]})
+            yield part.groupby("window", as_index=False)["value"].sum()
+
+    sums = (values.mapInPandas(windows, "window long, value long")
+            .groupBy("window").sum("value").toPandas())
+    total = dict(zip(sums["window"], sums["sum(value)"], strict=True))
+    return [("sum", int(t), int(total.get(w, 0))) for w, t in enumerate(barriers)]
+
+
+def latency(spec: Spec, streams: dict) -> list[float]:
+    """Event-time latency of each output: all workers in one host, the input in time
+    order; an output's latency is the input time when it appears minus its event's."""
+    plan = optimize(spec, rates(streams), 2)
+    host = Host({w.name: WorkerRuntime(spec, plan, w.name) for w in plan.workers()},
+                lambda receiver, messages: None)
+    host.start()
+    rank = ranks(streams)
+    seen = {name: 0 for name in host.runtimes}
+    found: list[float] = []
+    for packet in local_packets(plan, set(host.runtimes), streams, 1, rank):
+        now = max(m[2][-1][0][0] if m[0] == "events" else m[2][0]
+                  for messages in packet.values() for m in messages)
+        for receiver, messages in packet.items():
+            host.deliver(receiver, messages)
+        for name, runtime in host.runtimes.items():
+            fresh = runtime.outputs[seen[name]:]
+            seen[name] = len(runtime.outputs)
+            found += [now - key[0] for key, out in fresh if out[0] == "flag" and now != INF]
+    return found
+
+
+def measure(args: argparse.Namespace) -> str:
+    lines = [
+        "## dgs_applications: seed 003 §4.5, the DGS applications against workers (issue 25)",
+        "",
+        f"`.venv/bin/python benchmarks/dgs_applications.py --events {args.events} --work "
+        f"{' '.join(map(str, args.work))}`. Events per parallel stream: {args.events:,} at "
+        f"no extra work, {args.work_events:,} with; times in seconds (best of "
+        f"{args.repeat}); every run's outputs equal the sequential ones.",
+        "",
+        "| application | work µs/event | events | sequential | 1 worker | 2 workers | "
+        "speed-up 2 vs seq | projected 4 / 8 / 16 | Spark DGS (local[2]) | Spark broadcast |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    spark = None
+    if not args.no_spark:
+        from spark_udf import local_session
+        spark = local_session("dgs-bench", master="local[2]")
+    for name, (make, layout) in APPLICATIONS.items():
+        for work in args.work:
+            n = args.events if work == 0 else args.work_events
+            streams = layout(n)
+            spec = with_work(make(), work)
+            events = sum(isinstance(i, Event) for items in streams.values() for i in items)
+            t_seq, expected = timed(sequential, spec, streams, repeat=args.repeat)
+            times = {}
+            for workers in (1, 2):
+                t, got = timed(on_processes, spec, streams, workers, repeat=args.repeat)
+                assert got == expected, (name, work, workers)
+                times[workers] = t
+            leaf = 2 * (times[1] - times[2])
+            serial = times[1] - leaf
+            projected = " / ".join(f"{serial + leaf / k:.2f}" if leaf > 0 else "—"
+                                   for k in PROJECTED)
+            spark_cell = broadcast_cell = "—"
+            if spark is not None and work == 0:
+                t, got = timed(on_spark, spec, streams, spark)
+                assert got == expected, (name, "spark")
+                spark_cell = f"{t:.2f}"
+                if name == "value barrier":
+                    t, got = timed(broadcast_barrier, streams, spark)
+                    assert got == expected, (name, "broadcast")
+                    broadcast_cell = f"{t:.2f}"
+            lines.append(f"| {name} | {work} | {events:,} | {t_seq:.2f} | {times[1]:.2f} | "
+                         f"{times[2]:.2f} | {t_seq / times[2]:.2f}x | {projected} | "
+                         f"{spark_cell} | {broadcast_cell} |")
+            print(lines[-1], flush=True)
+    lines += ["", "Latency against the rule stream's heartbeats (fraud detection, "
+              f"{args.events:,} transactions per stream, a rule every 1,000 time units; "
+              "latency in time units of the flagged transactions' outputs):", "",
+              "| rule heartbeat period | latency median | latency p90 | 2 workers s |",
+              "|---|---|---|---|"]
+    for period in (1000, 100, 10):
+        streams = barrier_streams(args.events, "T", "tx", "rule", beat=period)
+        spec = examples.fraud_detection()
+        waits = latency(spec, streams)
+        t, got = timed(on_processes, spec, streams, 2)
+        assert got == sequential(spec, streams)
+        lines.append(f"| {period} | {statistics.median(waits):.0f} | "
+                     f"{np.percentile(waits, 90):.0f} | {t:.2f} |")
+        print(lines[-1], flush=True)
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=100_000)
+    parser.add_argument("--work-events", type=int, default=10_000)
+    parser.add_argument("--work", type=float, nargs="+", default=[0, 20])
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--no-spark", action="store_true")
+    parser.add_argument("--output", default=str(RESULTS))
+    args = parser.parse_args()
+    write_section(Path(args.output), "dgs_applications", measure(args))
+
+
+if __name__ == "__main__":
+    main()
