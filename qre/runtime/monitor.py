@@ -433,12 +433,28 @@ class Monitor:
         tiebreak: Any = None,
         engine: str = "auto",
         unknown_tags: Literal["error", "skip"] = "error",
+        workers: int | None = None,
     ) -> Output:
         """One output per event, aligned with the input: see the module docstring.
 
         Events are processed in input order or, given ``times``, in time order, equal
         times by :mod:`qre.runtime.order`'s rule (``tiebreak`` columns, the tag's text, the value
-        columns); the outputs stay aligned with the input rows either way."""
+        columns); the outputs stay aligned with the input rows either way.
+
+        ``workers=N`` runs the monitor on a DGS plan of N workers where its DT allows
+        one (:mod:`qre.runtime.dgs.monitor`; the same outputs), else as without."""
+        if workers is not None and workers > 1:
+            why = ("times given (a plan runs events in input order)" if times is not None
+                   else "unknown tags skipped" if unknown_tags == "skip" else None)
+            if why is None:
+                from .dgs.monitor import run_monitor
+                codes = tag_codes(tags, self.alphabet)
+                events = _event_values(self.dt, values, len(codes))
+                if events.scalar is not None:
+                    return run_monitor(self, codes, events.scalar, workers=workers,
+                                       sequential=lambda: self.run(tags, values, engine=engine))
+                why = "values are records (a plan takes one number per event)"
+            log.info("running sequentially: %s", why)
         return self.run_keys(None, tags, values, times=times, tiebreak=tiebreak,
                              engine=engine, unknown_tags=unknown_tags)
 

@@ -1,0 +1,88 @@
+"""An unkeyed monitor run by a DGS plan: ``Monitor.run(tags, values, workers=N)``.
+
+:func:`dt.dgs.monitors.derive` finds the monitor's parallel tags (their events leave
+the outputs undefined and fold into sums, counts, minima or maxima) and
+:func:`dt.dgs.monitors.monitor_spec` the specification. Here the events are laid out
+as input streams — the synchronizing events on one, the parallel ones dealt to
+``workers`` streams in blocks of ``block`` — with their positions as times, the
+optimizer picks the plan (the synchronizing stream at the root, one leaf a parallel
+stream) and :func:`~qre.runtime.dgs.parallel.run_parallel` runs it. The outputs are
+put back in place: undefined at parallel events, the DT's at synchronizing ones.
+
+The result is the sequential run's bit for bit. Where it could not be — no tag is
+parallel, one worker, a run with ``times`` (the plan needs the input order), records
+as values (``Monitor.run`` decides those), or data on which a fold is not exact in
+another order (a synchronizing event reports it) — the monitor runs sequentially,
+and the log says why (INFO).
+
+Cost: the specification's updates are the reference evaluator's steps (Python, O(DT
+size) an event) plus the protocol's few microseconds: far slower per event than the
+sequential kernel, so this pays only for a DT much larger than the protocol's cost —
+``benchmarks/dgs_applications.py`` measures where.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from dt.dgs.monitors import INEXACT, decoded, derive, monitor_spec
+from dt.dgs.optimizer import InputStream, optimize
+from dt.dgs.plan import Plan
+from dt.dgs.spec import Event, Spec
+
+from ..output import Output
+from .parallel import run_parallel
+from .simulate import Result
+
+log = logging.getLogger(__name__)
+
+BLOCK = 4096
+
+
+def run_monitor(monitor: Any, codes: np.ndarray, data: np.ndarray, *, workers: int,
+                sequential: Callable[[], Output], block: int = BLOCK,
+                runner: Callable[[Spec, Plan, dict], Result] = run_parallel) -> Output:
+    """The outputs of ``monitor`` on the events (tag codes, one value each) from a DGS
+    plan of ``workers`` leaves where the DT allows one, else ``sequential()``.
+    ``runner(spec, plan, streams)`` runs the plan (the tests pass a simulation)."""
+    derivation = derive(monitor.dt)
+    if not derivation.parallel:
+        log.info("running sequentially: no tag can run in parallel (%s)", derivation.why_not())
+        return sequential()
+    parallel = set(derivation.parallel)
+    streams: dict[str, list[Event]] = {"sync": []}
+    streams.update({f"part{k}": [] for k in range(workers)})
+    dealt = 0
+    for position, (code, value) in enumerate(zip(codes.tolist(), data.tolist(), strict=True)):
+        tag = monitor.alphabet[code]
+        if tag in parallel:
+            streams[f"part{(dealt // block) % workers}"].append(Event(tag, value, position))
+            dealt += 1
+        else:
+            streams["sync"].append(Event(tag, value, position))
+    spec = monitor_spec(derivation)
+    plan = optimize(spec, [InputStream(name, _counts(items)) for name, items in streams.items()],
+                    workers)
+    result = runner(spec, plan, streams)
+    if any(out == INEXACT for out in result.outputs):
+        log.info("running sequentially: a fold is not exact in another order on this data")
+        return sequential()
+    width = len(monitor.outputs)
+    status = np.zeros((len(codes), width), np.uint8)
+    value = np.full((len(codes), width), np.nan)
+    for key, out in result.keyed:
+        status[key[0]], value[key[0]] = decoded(out)
+    if width == 1:
+        return Output(status[:, 0], value[:, 0], monitor.outputs)
+    return Output(status, value, monitor.outputs)
+
+
+def _counts(events: list[Event]) -> dict:
+    counts: dict = {}
+    for event in events:
+        counts[event.tag] = counts.get(event.tag, 0) + 1
+    return counts
