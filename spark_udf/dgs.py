@@ -105,12 +105,15 @@ def run_plan(spec: Spec, plan: Plan, frame: Any, *, stream: str = "stream", time
     job.start()
     log.info("DGS on Spark: %d leaves in %d barrier tasks, %d synchronizing events in the "
              "driver", len(leaves), count, len(inner))
+    connections: dict[int, Any] = {}
     try:
         driver_outputs = _drive(spec, plan, inner_names, [r for _, r in inner], names, rank,
-                                listener, count, task_of, job, timeout)
+                                listener, connections, count, task_of, job, timeout)
+        job.join()  # the tasks may still read their input: keep their sockets open
     finally:
         listener.close()
-    job.join()
+        for conn in connections.values():
+            conn.close()
     return Result.of(driver_outputs + job.result(), Counter())
 
 
@@ -144,9 +147,10 @@ def _streams(rows: list[tuple], names: list) -> dict:
 
 
 def _drive(spec: Spec, plan: Plan, inner: list, rows: list, names: list, rank: dict,
-           listener: Listener, count: int, task_of: dict, job: _Job, timeout: float) -> list:
-    """The driver's side: accept the tasks, run the inner workers, route messages."""
-    connections: dict[int, Any] = {}
+           listener: Listener, connections: dict, count: int, task_of: dict, job: _Job,
+           timeout: float) -> list:
+    """The driver's side: accept the tasks (into ``connections``), run the inner
+    workers, route messages."""
     threading.Thread(target=_accept, args=(listener, count, connections), daemon=True).start()
     if not inner:
         return []

@@ -82,3 +82,14 @@ def test_a_failing_leaf_fails_the_run(spark):
     frame = spark.createDataFrame(rows, "stream string, time long, tag string, payload long")
     with pytest.raises(Exception, match="unlucky"):
         run_plan(spec, plan, frame, parse_tag=ast.literal_eval, timeout=60)
+
+
+def test_a_root_without_tags_leaves_its_tasks_their_sockets(spark):
+    """The root of this plan owns no tag: the driver is done at once, and must keep the
+    tasks' sockets open until they have read their input (they poll them meanwhile)."""
+    case = next(c for c in CASES if c.name == "page_view_join")
+    streams = _at_rest(instance(case, random.Random(5), length=40_000))
+    plan = optimize(case.spec, case.inputs(random.Random(1)), workers=2)
+    assert not plan.root.itags
+    result = run_plan(case.spec, plan, _frame(spark, streams), parse_tag=ast.literal_eval)
+    assert result.outputs == case.spec.run(sequential_input(streams))
