@@ -47,7 +47,7 @@ from ..model import DT
 from ..projection import unit_evaluator
 from ..reference import Config, initial_config, outputs, step
 from ..symbolic import SYM_BOT, SYM_TOP, SymbolicEvaluator, TermTable
-from ..terms import Term, evaluate_term, parse_term
+from ..terms import OPS, Term, evaluate_term, parse_term
 from ..values import XValue, status_of
 from .spec import Event, Fork, Join, Spec, StateType, Tag
 
@@ -78,6 +78,9 @@ class Derivation:
     sync: tuple[str, ...]
     registers: dict[int, Register] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
+    # Per status configuration that parallel events leave as it is, and per parallel
+    # tag: the folds (register, op, term) such an event applies — all it changes.
+    folds_at: dict[tuple, dict[str, tuple]] = field(default_factory=dict)
 
     @property
     def parallelizable(self) -> bool:
@@ -102,9 +105,9 @@ def derive(dt: DT, limit: int = 4096) -> Derivation:
     reasons: dict[str, str] = {}
     while candidates:
         found = _classify(dt, configs, candidates)
-        if isinstance(found, dict):
+        if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], dict):
             sync = tuple(t for t in dt.alphabet if t not in candidates)
-            return Derivation(dt, tuple(candidates), sync, found, reasons)
+            return Derivation(dt, tuple(candidates), sync, found[0], reasons, found[1])
         tag, why = found
         reasons[tag] = why
         candidates.remove(tag)
@@ -128,14 +131,16 @@ def _reachable(dt: DT, limit: int) -> list[tuple] | None:
 
 
 def _classify(dt: DT, configs: list[tuple], tags: list[str]
-              ) -> dict[int, Register] | tuple[str, str]:
-    """The registers' kinds if every tag of ``tags`` is parallel, else (a tag, why)."""
+              ) -> tuple[dict[int, Register], dict] | tuple[str, str]:
+    """The registers' kinds and the folds at each fixed status configuration if every
+    tag of ``tags`` is parallel, else (a tag, why)."""
     unit = unit_evaluator(dt)
     table = TermTable()
     symbolic = SymbolicEvaluator(dt, table)
     final = {dt.state_index[q] for q in dt.final}
     skipped = final | temporaries(dt)
     kinds: dict[int, Register] = {}
+    folds_at: dict[tuple, dict[str, tuple]] = {}
     for u in configs:  # first the tags that fail alone
         for tag in tags:
             if any(unit.step(u, tag)[p] != 0 for p in final):
@@ -168,10 +173,14 @@ def _classify(dt: DT, configs: list[tuple], tags: list[str]
                     return tag, (f"register {dt.states[p]} is {_show(kind)} under it but "
                                  f"{_show(kinds[p])} elsewhere")
                 kinds[p] = merged
+            if after[tag] == u:  # a fixed configuration: its events only fold
+                folds_at.setdefault(u, {})[tag] = tuple(
+                    (p, k.op, k.terms[0][1]) for p, k in found.items()
+                    if k is not None and k.kind == FOLD)
     for p in range(len(dt.states)):
         if p in skipped or p not in kinds:
             kinds[p] = Register(STABLE)
-    return kinds
+    return kinds, folds_at
 
 
 def temporaries(dt: DT) -> set[int]:
@@ -245,6 +254,7 @@ class MonitorState:
     touched: bool
     witness: dict[int, tuple]
     real: bool = True  # False for the side a fork gave the folds' identities
+    folding: dict | None = None  # once touched: the derivation's folds_at entry
 
 
 def monitor_spec(derivation: Derivation) -> Spec:
@@ -265,6 +275,8 @@ def monitor_spec(derivation: Derivation) -> Spec:
         return MonitorState(config, False, fresh_witness(config))
 
     def update(state: MonitorState, event: Event) -> tuple[MonitorState, tuple]:
+        if state.touched and event.tag not in sync:
+            return fold(state, event), ()
         config = step(dt, state.config, event.tag, event.payload)
         if event.tag in sync:
             exact = all(_exact(folds[p].op, w) for p, w in state.witness.items())
@@ -277,7 +289,19 @@ def monitor_spec(derivation: Derivation) -> Spec:
                     if event.tag in terms[p] else None
                 if operand is not None:
                     witness[p] = _witness_add(register.op, witness[p], operand)
-        return MonitorState(config, True, witness, state.real), ()
+        folding = derivation.folds_at[tuple(int(status_of(x)) for x in config)]
+        return MonitorState(config, True, witness, state.real, folding), ()
+
+    def fold(state: MonitorState, event: Event) -> MonitorState:
+        # After one parallel event the statuses are fixed and a parallel event only
+        # folds (the derivation's table): the reference step is not needed.
+        config = list(state.config)
+        witness = dict(state.witness)
+        for p, op, term in state.folding[event.tag]:
+            operand = evaluate_term(term, {}, event.payload)
+            config[p] = OPS[op].fn(config[p], operand)
+            witness[p] = _witness_add(op, witness[p], operand)
+        return MonitorState(tuple(config), True, witness, state.real, state.folding)
 
     def fork(state: MonitorState, left: Callable[[Tag], bool], right: Callable[[Tag], bool]
              ) -> tuple[MonitorState, MonitorState]:
@@ -307,7 +331,7 @@ def monitor_spec(derivation: Derivation) -> Spec:
         witness = {p: _witness_join(folds[p].op, one.witness[p], two.witness[p])
                    for p in folds}
         return MonitorState(tuple(config), one.touched or two.touched, witness,
-                            one.real or two.real)
+                            one.real or two.real, one.folding or two.folding)
 
     return Spec(dependence=lambda a, b: a in sync or b in sync, init=init,
                 states=(StateType("Configuration", update),),
@@ -337,7 +361,6 @@ def _same(a: XValue, b: XValue) -> bool:
 
 
 def _combine(op: str, a: float, b: float) -> float:
-    from ..terms import OPS
     return float(OPS[op].fn(a, b))
 
 
