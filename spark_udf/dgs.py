@@ -251,11 +251,17 @@ def _driver_host(context: Any) -> str:
 
 
 def _slots(context: Any) -> int:
-    """Task slots: N of local[N] (local[*]: the cores), else Spark's default parallelism."""
+    """Task slots: N of local[N] (local[*]: the cores), else Spark's default parallelism.
+
+    >>> class Local:
+    ...     master, defaultParallelism = "local[3]", 8
+    >>> _slots(Local())
+    3
+    """
     found = re.fullmatch(r"local(?:\[(\*|\d+)(?:,\s*\d+)?\])?", context.master)
     if found is None:
         return context.defaultParallelism
     count = found.group(1)
     if count is None:
         return 1
-    return os.cpu_count() or 1 if count == "*" else int(count)
+    return (os.cpu_count() or 1) if count == "*" else int(count)

@@ -181,5 +181,9 @@ def test_monitor_run_with_workers(caplog):
         assert "times given" in caplog.text
         qre("alphabet i, r; sum(cur)").run(["i", "r"], [1.0, 2.0], workers=2)
         assert "its events have an output" in caplog.text
+        windowed = qre("alphabet i, r; avg_over(3, cur)")
+        assert _same(windowed.run(["i", "r", "i"], [1.0, 2.0, 4.0], workers=2),
+                     windowed.run(["i", "r", "i"], [1.0, 2.0, 4.0]))
+        assert "sliding windows or derived tags" in caplog.text
     with pytest.raises(ValueError, match="unknown tag"):
         m.run(["i", "x"], [1.0, 2.0], workers=2)

@@ -42,6 +42,7 @@ import math
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from ..model import DT
 from ..projection import unit_evaluator
@@ -92,10 +93,11 @@ class Derivation:
 
 
 def derive(dt: DT, limit: int = 4096) -> Derivation:
-    """The greatest set of parallel tags (module docstring) and their registers' kinds.
+    """Parallel tags (module docstring) and how their events change the registers.
 
-    Tags are dropped one at a time, the first that fails, until the rest pass together
-    (a register must be changed alike by every parallel tag)."""
+    Greedy: starting from every tag, the first tag that fails is dropped (with the
+    reason) until the rest pass together — a register must be changed alike by every
+    parallel tag, so a tag may fail only beside another."""
     configs = _reachable(dt, limit)
     if configs is None:
         return Derivation(dt, (), dt.alphabet,
@@ -105,12 +107,13 @@ def derive(dt: DT, limit: int = 4096) -> Derivation:
     reasons: dict[str, str] = {}
     while candidates:
         found = _classify(dt, configs, candidates)
-        if isinstance(found, tuple) and len(found) == 2 and isinstance(found[0], dict):
-            sync = tuple(t for t in dt.alphabet if t not in candidates)
-            return Derivation(dt, tuple(candidates), sync, found[0], reasons, found[1])
-        tag, why = found
-        reasons[tag] = why
-        candidates.remove(tag)
+        if isinstance(found, _Refusal):
+            reasons[found.tag] = found.why
+            candidates.remove(found.tag)
+            continue
+        kinds, folds_at = found
+        sync = tuple(t for t in dt.alphabet if t not in candidates)
+        return Derivation(dt, tuple(candidates), sync, kinds, reasons, folds_at)
     return Derivation(dt, (), dt.alphabet, {}, reasons)
 
 
@@ -130,10 +133,17 @@ def _reachable(dt: DT, limit: int) -> list[tuple] | None:
     return sorted(seen)
 
 
+class _Refusal(NamedTuple):
+    """A tag that cannot be parallel beside the others, and why."""
+
+    tag: str
+    why: str
+
+
 def _classify(dt: DT, configs: list[tuple], tags: list[str]
-              ) -> tuple[dict[int, Register], dict] | tuple[str, str]:
+              ) -> tuple[dict[int, Register], dict] | _Refusal:
     """The registers' kinds and the folds at each fixed status configuration if every
-    tag of ``tags`` is parallel, else (a tag, why)."""
+    tag of ``tags`` is parallel, else the first refusal."""
     unit = unit_evaluator(dt)
     table = TermTable()
     symbolic = SymbolicEvaluator(dt, table)
@@ -144,14 +154,15 @@ def _classify(dt: DT, configs: list[tuple], tags: list[str]
     for u in configs:  # first the tags that fail alone
         for tag in tags:
             if any(unit.step(u, tag)[p] != 0 for p in final):
-                return tag, "its events have an output"
+                return _Refusal(tag, "its events have an output")
     for u in configs:
         after = {tag: unit.step(u, tag) for tag in tags}
         for tag in tags:
             if after[tag] != after[tags[0]]:
-                return tag, f"its events leave other statuses than {tags[0]}'s"
+                return _Refusal(tag, f"its events leave other statuses than {tags[0]}'s")
             if any(unit.step(after[tag], other) != after[tag] for other in tags):
-                return tag, "the statuses after its events change with more parallel events"
+                return _Refusal(tag, "the statuses after its events change with more "
+                                      "parallel events")
         symbols = tuple(SYM_BOT if s == 0 else SYM_TOP if s == 2 else table.symbol(f"r{p}")
                         for p, s in enumerate(u))
         for tag in tags:
@@ -160,18 +171,18 @@ def _classify(dt: DT, configs: list[tuple], tags: list[str]
                      for p in range(len(u)) if p not in skipped}
             for p, kind in found.items():
                 if isinstance(kind, str):
-                    return tag, f"register {dt.states[p]}: {kind}"
+                    return _Refusal(tag, f"register {dt.states[p]}: {kind}")
                 if kind is not None and kind.kind == STABLE and new[p] >= 0:
                     reads = {int(name[1:]) for name in table.symbols([new[p]])}
                     moving = [q for q in reads
                               if q not in skipped and found.get(q) != Register(INVARIANT)]
                     if moving:
-                        return tag, (f"register {dt.states[p]} is set from "
-                                     f"{dt.states[moving[0]]}, which its events change")
+                        return _Refusal(tag, f"register {dt.states[p]} is set from "
+                                             f"{dt.states[moving[0]]}, which its events change")
                 merged = _merge(kinds.get(p), kind)
                 if merged is None:
-                    return tag, (f"register {dt.states[p]} is {_show(kind)} under it but "
-                                 f"{_show(kinds[p])} elsewhere")
+                    return _Refusal(tag, f"register {dt.states[p]} is {_show(kind)} under it "
+                                         f"but {_show(kinds[p])} elsewhere")
                 kinds[p] = merged
             if after[tag] == u:  # a fixed configuration: its events only fold
                 folds_at.setdefault(u, {})[tag] = tuple(

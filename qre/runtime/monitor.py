@@ -445,11 +445,12 @@ class Monitor:
         one (:mod:`qre.runtime.dgs.monitor`; the same outputs), else as without."""
         if workers is not None and workers > 1:
             why = ("times given (a plan runs events in input order)" if times is not None
-                   else "unknown tags skipped" if unknown_tags == "skip" else None)
+                   else "unknown tags skipped" if unknown_tags == "skip"
+                   else "sliding windows or derived tags (state beside the DT's)"
+                   if self.windows is not None or self.derivation is not None else None)
             if why is None:
                 from .dgs.monitor import run_monitor
-                codes = tag_codes(tags, self.alphabet)
-                events = _event_values(self.dt, values, len(codes))
+                codes, events = self._events(tags, values, unknown_tags)
                 if events.scalar is not None:
                     return run_monitor(self, codes, events.scalar, workers=workers,
                                        sequential=lambda: self.run(tags, values, engine=engine))

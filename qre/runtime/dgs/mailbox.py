@@ -75,10 +75,10 @@ class Mailbox:
         buffer = self.buffers[i]
         if buffer[-1][0] <= limit:
             return i, len(buffer)
-        n = 1
-        while buffer[n][0] <= limit:
-            n += 1
-        return i, n
+        for n, (key, _) in enumerate(buffer):  # iterating a deque is O(1) a step
+            if key > limit:
+                return i, n
+        return i, len(buffer)
 
     def _limit(self, tag: int) -> tuple:
         """The last key the tag's items may have to be released: every tag it depends on
