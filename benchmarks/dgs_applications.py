@@ -325,27 +325,37 @@ SINCE_R = ("alphabet i, r; split(or(eps(0), split(any_word(), atom(r, 0), snd)),
 
 def monitor_table(n: int) -> str:
     """A monitor as a DGS program: the sum of the i values since the last r, read at
-    each r (1% of the events), integer values; sequential engines against workers=2."""
+    each r, integer values; the sequential engines against workers=2, for r at 1%,
+    0.1% and 0.01% of the events."""
     from qre import qre
     m = qre(SINCE_R)
-    rng = np.random.default_rng(0)
-    tags = (rng.random(n) < 0.01).astype(np.int8)
-    values = rng.integers(-1000, 1000, n).astype(float)
-    m.run(tags[:10], values[:10])  # load the kernel outside the timing
     rows = ["Monitor `" + SINCE_R.split("; ")[1] + f"` (the sum of i since the last r, read at "
-            f"r), {n:,} events, 1% r, integer values: `Monitor.run` against "
-            "`run(..., workers=2)` (the DT's derivation: i parallel, a fold by +; outputs "
-            "equal bit for bit).", "",
-            "| run | seconds | events/s |", "|---|---|---|"]
-    expected = m.run(tags, values)
-    for name, kwargs in (("sequential, engine auto (kernel)", {}),
-                         ("sequential, engine reference", {"engine": "reference"}),
-                         ("workers=2 (DGS plan, Python steps)", {"workers": 2})):
-        t, out = timed(functools.partial(m.run, tags, values, **kwargs))
-        assert np.array_equal(out.status, expected.status)
-        assert np.array_equal(out.value, expected.value, equal_nan=True)
-        rows.append(f"| {name} | {t:.2f} | {n / t:,.0f} |")
+            f"r), {n:,} events, integer values: `Monitor.run` against `run(..., workers=2)` "
+            "(the DT's derivation: i parallel, a fold by +; a leaf advances its runs with the "
+            "monitor's kernel; outputs equal bit for bit).", "",
+            "| r among the events | sequential, kernel (s) | sequential, reference (s) | "
+            "workers=2 (s) | workers=2 events/s |", "|---|---|---|---|---|"]
+    rng = np.random.default_rng(0)
+    values = rng.integers(-1000, 1000, n).astype(float)
+    for rate in (0.01, 0.001, 0.0001):
+        tags = (rng.random(n) < rate).astype(np.int8)
+        m.run(tags[:10], values[:10])  # load the kernel outside the timing
+        expected = m.run(tags, values)
+        cells = []
+        for kwargs in ({}, {"engine": "reference"}, {"workers": 2}):
+            t, out = timed(functools.partial(m.run, tags, values, **kwargs))
+            assert np.array_equal(out.status, expected.status)
+            assert np.array_equal(out.value, expected.value, equal_nan=True)
+            cells.append(t)
+        rows.append(f"| {rate:.2%} | {cells[0]:.2f} | {cells[1]:.2f} | {cells[2]:.2f} | "
+                    f"{n / cells[2]:,.0f} |")
         print(rows[-1], flush=True)
+    rows += ["", "Each synchronizing event costs a round trip of requests, states and forks "
+             "through the processes' queues (about a millisecond here): at 1% of the events "
+             "they bound the run; between them the protocol's Python costs a few microseconds "
+             "an event. The compiled sequential kernel stays 20x or more faster: a plan pays "
+             "on this machine only for heavy updates (the table above), not for a DT's "
+             "microsecond steps."]
     return "\n".join(rows)
 
 
@@ -355,7 +365,7 @@ def main() -> None:
     parser.add_argument("--work-events", type=int, default=10_000)
     parser.add_argument("--work", type=float, nargs="+", default=[0, 20])
     parser.add_argument("--repeat", type=int, default=5)
-    parser.add_argument("--monitor-events", type=int, default=20_000)
+    parser.add_argument("--monitor-events", type=int, default=200_000)
     parser.add_argument("--no-spark", action="store_true")
     parser.add_argument("--output", default=str(RESULTS))
     args = parser.parse_args()

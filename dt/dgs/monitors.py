@@ -44,11 +44,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+import numpy as np
+
 from ..model import DT
 from ..projection import unit_evaluator
 from ..reference import Config, initial_config, outputs, step
 from ..symbolic import SYM_BOT, SYM_TOP, SymbolicEvaluator, TermTable
-from ..terms import OPS, Term, evaluate_term, parse_term
+from ..terms import OPS, Const, Cur, Term, evaluate_term, parse_term
 from ..values import XValue, status_of
 from .spec import Event, Fork, Join, Spec, StateType, Tag
 
@@ -268,10 +270,18 @@ class MonitorState:
     folding: dict | None = None  # once touched: the derivation's folds_at entry
 
 
-def monitor_spec(derivation: Derivation) -> Spec:
+Advance = Callable[[Config, str, np.ndarray], Config]
+
+
+def monitor_spec(derivation: Derivation, advance: Advance | None = None) -> Spec:
     """The DGS specification of a derivation: events are ``Event(tag, cur)``; a
-    synchronizing event outputs the DT's output vector (a tuple of extended values),
-    or :data:`INEXACT`; parallel events output nothing (their outputs are ⊥)."""
+    synchronizing event outputs the DT's output vector (as (status, hex) pairs), or
+    :data:`INEXACT`; parallel events output nothing (their outputs are ⊥).
+
+    ``advance(config, tag, values)``, the configuration after events of ``tag`` with
+    ``values`` (a compiled kernel: :mod:`qre.runtime.dgs.monitor`), gives the state
+    type an ``update_run`` for a leaf's runs of parallel events; without it a run is
+    stepped event by event."""
     dt = derivation.dt
     sync = frozenset(derivation.sync)
     scratch = temporaries(dt)  # their values never matter: states equal without them
@@ -344,8 +354,28 @@ def monitor_spec(derivation: Derivation) -> Spec:
         return MonitorState(tuple(config), one.touched or two.touched, witness,
                             one.real or two.real, one.folding or two.folding)
 
+    def update_run(state: MonitorState, tag: str, entries: list) -> tuple[MonitorState, list]:
+        if tag in sync or not entries:
+            keyed = []
+            for key, payload in entries:
+                state, out = update(state, Event(tag, payload, key[0]))
+                keyed += [(key, o) for o in out]
+            return state, keyed
+        if not state.touched:  # the first one settles the statuses (module docstring)
+            state, _ = update(state, Event(tag, entries[0][1], entries[0][0][0]))
+            entries = entries[1:]
+        if not entries:
+            return state, []
+        values = np.fromiter((payload for _, payload in entries), np.float64, len(entries))
+        witness = dict(state.witness)
+        for p, op, term in state.folding[tag]:
+            witness[p] = _witness_run(op, witness[p], _operands(term, values))
+        return MonitorState(advance(state.config, tag, values), True, witness, state.real,
+                            state.folding), []
+
     return Spec(dependence=lambda a, b: a in sync or b in sync, init=init,
-                states=(StateType("Configuration", update),),
+                states=(StateType("Configuration", update,
+                                  update_run=update_run if advance is not None else None),),
                 forks=(Fork("fork", "Configuration", ("Configuration", "Configuration"), fork),),
                 joins=(Join("join", ("Configuration", "Configuration"), "Configuration",
                             join),),
@@ -401,6 +431,30 @@ def _witness_add(op: str, witness: tuple, operand: float) -> tuple:
     finite = math.isfinite(operand)
     return (ok and finite and operand.is_integer(),
             bound + abs(operand) if finite else math.inf, count + 1)
+
+
+def _operands(term: Term, values: np.ndarray) -> np.ndarray:
+    """A fold's operands over a run of events: its term on each event's value."""
+    if isinstance(term, Cur) and term.field is None:
+        return values
+    if isinstance(term, Const):
+        return np.full(len(values), term.value)
+    return np.array([evaluate_term(term, {}, float(v)) for v in values])
+
+
+def _witness_run(op: str, witness: tuple, operands: np.ndarray) -> tuple:
+    """:func:`_witness_add` over many operands at once."""
+    if op != "add":
+        zero = operands == 0
+        negative = np.signbit(operands)
+        return (witness[0] or bool((zero & ~negative).any()),
+                witness[1] or bool((zero & negative).any()))
+    ok, bound, count = witness
+    finite = np.isfinite(operands)
+    if not finite.all():
+        return (False, math.inf, count + len(operands))
+    return (ok and bool((operands == np.floor(operands)).all()),
+            bound + math.fsum(np.abs(operands)), count + len(operands))
 
 
 def _witness_join(op: str, one: tuple, two: tuple) -> tuple:

@@ -70,11 +70,17 @@ class TagSet:
 
 @dataclass(frozen=True)
 class StateType:
-    """A state type ``State_i`` with its ``update_i`` and the tags it may process (``pred_i``)."""
+    """A state type ``State_i`` with its ``update_i`` and the tags it may process (``pred_i``).
+
+    ``update_run(state, tag, entries) -> (state, [(key, output), ...])``, if given, does
+    what ``update`` does on each of ``entries`` (``(key, payload)`` pairs, times in
+    ``key[0]``, all of one tag) in one call — a leaf's runs of events, for a state a
+    compiled kernel can advance many events at once; ``update`` stays the definition."""
 
     name: str
     update: Update
     accepts: Callable[[Tag], bool] = everything
+    update_run: Callable[[Any, Tag, list], tuple[Any, list]] | None = None
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,11 @@ as values (``Monitor.run`` decides those), or data on which a fold is not exact 
 another order (a synchronizing event reports it) — the monitor runs sequentially,
 and the log says why (INFO).
 
-Cost: the specification's updates are the reference evaluator's steps (Python, O(DT
-size) an event) plus the protocol's few microseconds: far slower per event than the
-sequential kernel, so this pays only for a DT much larger than the protocol's cost —
-``benchmarks/dgs_applications.py`` measures where.
+Cost: a leaf advances its runs of parallel events with the monitor's compiled kernel
+(a session resumed from the state, :meth:`Monitor.session`) and checks the folds'
+exactness with numpy; synchronizing events are the reference evaluator's steps, and
+the protocol adds its few microseconds an event in Python — still far slower per event
+than the sequential kernel (``benchmarks/dgs_applications.py`` measures it).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from dt.dgs.monitors import INEXACT, decoded, derive, monitor_spec
 from dt.dgs.optimizer import InputStream, optimize
 from dt.dgs.plan import Plan
 from dt.dgs.spec import Event, Spec
+from dt.values import decode, encode
 
 from ..output import Output
 from .parallel import run_parallel
@@ -64,7 +66,8 @@ def run_monitor(monitor: Any, codes: np.ndarray, data: np.ndarray, *, workers: i
             dealt += 1
         else:
             streams["sync"].append(Event(tag, value, position))
-    spec = monitor_spec(derivation)
+    monitor.session().feed(codes[:1], data[:1])  # its kernel loaded before workers fork
+    spec = monitor_spec(derivation, _advance(monitor))
     plan = optimize(spec, [InputStream(name, _counts(items)) for name, items in streams.items()],
                     workers)
     result = runner(spec, plan, streams)
@@ -79,6 +82,18 @@ def run_monitor(monitor: Any, codes: np.ndarray, data: np.ndarray, *, workers: i
     if width == 1:
         return Output(status[:, 0], value[:, 0], monitor.outputs)
     return Output(status, value, monitor.outputs)
+
+
+def _advance(monitor: Any) -> Callable[[tuple, str, np.ndarray], tuple]:
+    """A configuration advanced over events of one tag by the monitor's kernel."""
+    def advance(config: tuple, tag: str, values: np.ndarray) -> tuple:
+        status, value = encode(config)
+        session = monitor.session(state=np.concatenate([status.astype(np.float64), value]))
+        session.feed(np.full(len(values), monitor.alphabet.index(tag), np.int16), values,
+                     derive=False)
+        state = session.state
+        return tuple(decode(state[:len(config)].astype(np.uint8), state[len(config):]))
+    return advance
 
 
 def _counts(events: list[Event]) -> dict:

@@ -82,6 +82,7 @@ class WorkerRuntime:
             self.sides = [TagSet(frozenset(t.tag for t in c.subtree_itags()))
                           for c in worker.children]
         self.update = spec.state(worker.state).update
+        self.update_run = spec.state(worker.state).update_run
         self.state: Any = None
         self.status = AWAIT_PARENT if self.parent is not None else RUNNING
         self.pending: tuple | None = None
@@ -159,6 +160,11 @@ class WorkerRuntime:
         """A leaf's hot loop: the first ``n`` events of one of its tags."""
         buffer = self.mailbox.buffers[tag]
         spec_tag = self.mailbox.tags[tag].tag
+        if self.update_run is not None:
+            entries = [buffer.popleft() for _ in range(n)]
+            self.state, keyed = self.update_run(self.state, spec_tag, entries)
+            self.outputs.extend(keyed)
+            return
         update, state, outputs = self.update, self.state, self.outputs
         for _ in range(n):
             key, payload = buffer.popleft()
