@@ -36,6 +36,9 @@ times are ordered by :mod:`qre.runtime.order`'s rule, as everywhere.
 * :class:`Shadow` (:mod:`~spark_udf.shadow`) — two streaming queries' outputs
   compared online as traces (``foreachBatch`` sinks): a candidate shadowing
   production.
+* :func:`spark_udf.dgs.run_plan` (:mod:`~spark_udf.dgs`) — a DGS synchronization
+  plan (seed 003 §4) over a DataFrame at rest: leaves as barrier tasks, inner workers
+  in the driver.
 * :mod:`~spark_udf.plan` — what travels from the driver to the workers.
 
 Costs: batch, one shuffle by key, then a sort and O(DT size) per event in the

@@ -5,7 +5,9 @@ The seed's heuristic maximizes the events that leaves process (leaves never bloc
 take the graph whose vertices are the implementation tags and whose edges are their
 dependences; remove the tag with the lowest rate until the graph falls apart into at
 least two components; the removed tags go to this worker, the components to two
-children (split so that their rates balance), and each child recurses. Then the tag
+children (split so that their rates balance), and each child recurses. (The seed's
+artifact gives each component a child and binarizes them as a chain; balanced halves
+keep the tree shallow, which matters when ``workers`` bounds the leaves.) Then the tag
 tree is matched with the specification's forks and joins (exhaustively, both child
 orders), collapsing a subtree into one worker where no fork fits its state type.
 

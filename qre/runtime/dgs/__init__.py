@@ -6,7 +6,10 @@ streams and heartbeats, Definition 4.8), :mod:`~qre.runtime.dgs.mailbox` the sel
 reordering, :mod:`~qre.runtime.dgs.worker` one worker's join/update/fork protocol as a
 message-driven state machine; the drivers carry the messages:
 :mod:`~qre.runtime.dgs.simulate` in a random order (the tests' adversary),
-:mod:`~qre.runtime.dgs.parallel` over OS processes or threads.
+:mod:`~qre.runtime.dgs.parallel` over OS processes or threads (each a
+:mod:`~qre.runtime.dgs.host` of workers reading their own streams), and
+:mod:`spark_udf.dgs` on Spark; :mod:`~qre.runtime.dgs.monitor` runs a monitor on a plan
+(``Monitor.run(..., workers=N)``).
 
 Takes a specification, a plan and streams; returns the outputs ordered by the events
 that produced them (:class:`~qre.runtime.dgs.simulate.Result`), equal to the sequential

@@ -1,7 +1,8 @@
 """One worker of a synchronization plan as a message-driven state machine (§4.4.4).
 
 A :class:`WorkerRuntime` is fed messages and returns the messages it sends; the
-drivers (:mod:`~qre.runtime.dgs.simulate`, :mod:`~qre.runtime.dgs.processes`) only
+drivers (:mod:`~qre.runtime.dgs.simulate`, :mod:`~qre.runtime.dgs.parallel`,
+:mod:`spark_udf.dgs`) only
 carry them, so every driver runs the same protocol.
 
 Messages (tuples, first item the kind):
@@ -27,7 +28,10 @@ from ``init()`` down the tree.
 After every step the worker tells its children how far each of its tags has been
 released (``progress``), behind the requests it sent them. Heartbeats of an ancestor's
 tag thus reach a worker through its parent, never around it: a heartbeat that
-overtook a request would let the child run past the point the request marks.
+overtook a request would let the child run past the point the request marks. (The
+seed's artifact sends an owner's requests, on arrival, and its heartbeats straight to
+every descendant in one channel, which keeps them in order too; here a request leaves
+when its event is released, so the progress must follow the same path.)
 """
 
 from __future__ import annotations
