@@ -56,20 +56,29 @@ def run_monitor(monitor: Any, codes: np.ndarray, data: np.ndarray, *, workers: i
         log.info("running sequentially: no tag can run in parallel (%s)", derivation.why_not())
         return sequential()
     parallel = set(derivation.parallel)
+    names = [monitor.alphabet[code] for code in codes.tolist()]
+    count = sum(name in parallel for name in names)
+    block = max(1, min(block, -(-count // workers)))  # every worker gets a share
     streams: dict[str, list[Event]] = {"sync": []}
     streams.update({f"part{k}": [] for k in range(workers)})
     dealt = 0
-    for position, (code, value) in enumerate(zip(codes.tolist(), data.tolist(), strict=True)):
-        tag = monitor.alphabet[code]
+    for position, (tag, value) in enumerate(zip(names, data.tolist(), strict=True)):
         if tag in parallel:
             streams[f"part{(dealt // block) % workers}"].append(Event(tag, value, position))
             dealt += 1
         else:
             streams["sync"].append(Event(tag, value, position))
-    monitor.session().feed(codes[:1], data[:1])  # its kernel loaded before workers fork
     spec = monitor_spec(derivation, _advance(monitor))
-    plan = optimize(spec, [InputStream(name, _counts(items)) for name, items in streams.items()],
-                    workers)
+    # The synchronizing stream is given rate 0: the optimizer's greedy removal then puts
+    # it at the root however often it synchronizes (the seed's heuristic assumes rare).
+    rates = [InputStream(name, {tag: 0 if name == "sync" else n
+                                for tag, n in _counts(items).items()})
+             for name, items in streams.items()]
+    plan = optimize(spec, rates, workers)
+    if len(plan.leaves()) < 2:
+        log.info("running sequentially: one leaf (%d events of parallel tags)", count)
+        return sequential()
+    monitor.session().feed(codes[:1], data[:1])  # its kernel loaded before workers fork
     result = runner(spec, plan, streams)
     if any(out == INEXACT for out in result.outputs):
         log.info("running sequentially: a fold is not exact in another order on this data")
