@@ -28,9 +28,12 @@ per fold; a synchronizing event whose joined state lacks it outputs
 run (same outputs bit for bit, always).
 
 :func:`derive` is the analysis (it says why a tag is not parallel);
-:func:`monitor_spec` the specification, whose updates are the reference evaluator's
-steps (:mod:`dt.reference`), so that the consistency checker and the runtimes test
-the derivation against the DT's own semantics.
+:func:`monitor_spec` the specification. Its ``update`` takes the reference evaluator's
+step (:mod:`dt.reference`) for a synchronizing event and for the first parallel event
+after a fork or a synchronizing one; after that, the statuses being fixed, a parallel
+event only applies its folds (the derivation's ``folds_at``), and a leaf's run of them
+may go through a compiled kernel (``advance``). The consistency checker and the
+runtimes test the derivation against the DT's own semantics (tests/test_dgs_monitors.py).
 
 Cost: the analysis explores the DT's reachable status configurations (up to
 ``limit``) with one symbolic step per configuration and tag (:mod:`dt.symbolic`).
