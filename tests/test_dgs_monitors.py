@@ -187,3 +187,5 @@ def test_monitor_run_with_workers(caplog):
         assert "sliding windows or derived tags" in caplog.text
     with pytest.raises(ValueError, match="unknown tag"):
         m.run(["i", "x"], [1.0, 2.0], workers=2)
+    with pytest.raises(ValueError, match="workers must be a positive integer, not 0"):
+        m.run(["i"], [1.0], workers=0)

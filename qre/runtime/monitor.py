@@ -443,6 +443,8 @@ class Monitor:
 
         ``workers=N`` runs the monitor on a DGS plan of N workers where its DT allows
         one (:mod:`qre.runtime.dgs.monitor`; the same outputs), else as without."""
+        if workers is not None and (not isinstance(workers, numbers.Integral) or workers < 1):
+            raise ValueError(f"workers must be a positive integer, not {workers!r}")
         if workers is not None and workers > 1:
             why = ("times given (a plan runs events in input order)" if times is not None
                    else "unknown tags skipped" if unknown_tags == "skip"
