@@ -13,6 +13,7 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
+import numpy as np
 import pytest
 from dgs_cases import CASES, instance, two_readers
 from hypothesis import given
@@ -237,3 +238,7 @@ def test_input_errors_name_the_stream_and_the_item():
         simulate(spec, plan, {"B": [(1, "b")], "A": []})
     assert simulate(spec, plan, {"B": [Heartbeat(1), Event("b", None, 3)],
                                  "A": [Event(("a", 0), 4, 2)]}).outputs == [("sum", 3, 4)]
+    numpy_times = {"B": [Event("b", None, np.int64(3))], "A": [Event(("a", 0), 4, np.float32(2))]}
+    assert simulate(spec, plan, numpy_times).outputs == [("sum", 3, 4)]
+    with pytest.raises(InputError, match="time True is not a number"):
+        simulate(spec, plan, {"B": [Event("b", None, True)], "A": []})

@@ -38,6 +38,7 @@ from typing import Any
 from .spec import Event, Fork, Join, Spec, Tag, TagSet
 
 Payload = Callable[[Tag, random.Random], Any]
+SYMMETRY = "the dependence's symmetry"
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,8 @@ class Counterexample:
     got: str
 
     def __str__(self) -> str:
+        if self.condition == SYMMETRY:
+            return f"{self.condition} fails:\n{self.expected}\n{self.got}"
         return f"{self.condition} fails:\n  {describe(self.example)}\n{self.expected}\n{self.got}"
 
 
@@ -164,8 +167,8 @@ def _asymmetry(spec: Spec, tags: list) -> Counterexample | None:
     for a in tags:
         for b in tags:
             if bool(spec.dependence(a, b)) != bool(spec.dependence(b, a)):
-                example = Example("symmetry", Wire(()), events=(Event(a), Event(b)))
-                return Counterexample("the dependence's symmetry", example,
+                example = Example(SYMMETRY, Wire(()), events=(Event(a), Event(b)))
+                return Counterexample(SYMMETRY, example,
                                       f"  dependence({a!r}, {b!r}) = {spec.dependence(a, b)}",
                                       f"  dependence({b!r}, {a!r}) = {spec.dependence(b, a)}")
     return None

@@ -16,6 +16,7 @@ A position in O is a *key* ``(time, rank, 0)``; ``(time, rank, -1)`` lies just b
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -60,7 +61,7 @@ def check_instance(streams: Streams) -> None:
                 raise InputError(f"stream {name!r}, item {position}: {item!r} is neither an "
                                  "Event nor a Heartbeat")
             time = item.time
-            if not isinstance(time, (int, float)) or isinstance(time, bool) or math.isnan(time):
+            if not isinstance(time, numbers.Real) or isinstance(time, bool) or math.isnan(time):
                 raise InputError(f"stream {name!r}, item {position}: time {time!r} is not a number")
             if time <= previous:
                 raise InputError(f"stream {name!r}, item {position}: time {time!r} does not "
