@@ -140,7 +140,7 @@ def test_a_parallel_run_is_the_sequential_run_bit_for_bit(text, seed, floats):
     got = run_monitor(m, codes, np.array(values), workers=rng.randint(2, 4),
                       block=rng.randint(1, 5),
                       sequential=lambda: m.run(tags, values, engine="reference"),
-                      runner=_simulated(seed))
+                      runner=_simulated(seed), kernel_run=rng.choice([1, 3, 256]))
     assert _same(expected, got)
 
 
@@ -162,7 +162,7 @@ def test_random_queries_with_parallel_tags_run_the_same(data, seed):
     codes = np.array([m.alphabet.index(t) for t in tags], np.int8)
     got = run_monitor(m, codes, np.array(values), workers=2, block=rng.randint(1, 4),
                       sequential=lambda: m.run(tags, values, engine="reference"),
-                      runner=_simulated(seed))
+                      runner=_simulated(seed), kernel_run=rng.choice([1, 3]))
     assert _same(expected, got)
 
 

@@ -31,9 +31,10 @@ run (same outputs bit for bit, always).
 :func:`monitor_spec` the specification. Its ``update`` takes the reference evaluator's
 step (:mod:`dt.reference`) for a synchronizing event and for the first parallel event
 after a fork or a synchronizing one; after that, the statuses being fixed, a parallel
-event only applies its folds (the derivation's ``folds_at``), and a leaf's run of them
-may go through a compiled kernel (``advance``). The consistency checker and the
-runtimes test the derivation against the DT's own semantics (tests/test_dgs_monitors.py).
+event only applies its folds (the derivation's ``folds_at``), and a leaf's long run of
+them goes through a compiled kernel when there is one (``advance``).
+The consistency checker and the runtimes test the derivation against the DT's own
+semantics (tests/test_dgs_monitors.py).
 
 Cost: the analysis explores the DT's reachable status configurations (up to
 ``limit``) with one symbolic step per configuration and tag (:mod:`dt.symbolic`).
@@ -60,6 +61,9 @@ from .spec import Event, Fork, Join, Spec, StateType, Tag
 INVARIANT, FOLD, STABLE = "invariant", "fold", "stable"
 IDENTITY = {"add": -0.0, "min": math.inf, "max": -math.inf}
 EXACT_SUM = 2.0 ** 53
+
+KERNEL_RUN = 256
+"""The shortest run of parallel events that a leaf advances with the kernel."""
 
 INEXACT = ("inexact",)
 """The output of a synchronizing event whose joined state is not exact (see above)."""
@@ -276,15 +280,17 @@ class MonitorState:
 Advance = Callable[[Config, str, np.ndarray], Config]
 
 
-def monitor_spec(derivation: Derivation, advance: Advance | None = None) -> Spec:
+def monitor_spec(derivation: Derivation, advance: Advance | None = None,
+                 kernel_run: int = KERNEL_RUN) -> Spec:
     """The DGS specification of a derivation: events are ``Event(tag, cur)``; a
     synchronizing event outputs the DT's output vector (as (status, hex) pairs), or
     :data:`INEXACT`; parallel events output nothing (their outputs are ⊥).
 
     ``advance(config, tag, values)``, the configuration after events of ``tag`` with
     ``values`` (a compiled kernel: :mod:`qre.runtime.dgs.monitor`), gives the state
-    type an ``update_run`` for a leaf's runs of parallel events; without it a run is
-    stepped event by event."""
+    type an ``update_run`` that advances a leaf's runs of at least ``kernel_run``
+    parallel events at once (a kernel call costs a few hundred microseconds in
+    Python: 359 µs against 51 µs for one reference step of a 55-size DT)."""
     dt = derivation.dt
     sync = frozenset(derivation.sync)
     scratch = temporaries(dt)  # their values never matter: states equal without them
@@ -367,7 +373,9 @@ def monitor_spec(derivation: Derivation, advance: Advance | None = None) -> Spec
         if not state.touched:  # the first one settles the statuses (module docstring)
             state, _ = update(state, Event(tag, entries[0][1], entries[0][0][0]))
             entries = entries[1:]
-        if not entries:
+        if len(entries) < kernel_run:
+            for key, payload in entries:
+                state, _ = update(state, Event(tag, payload, key[0]))
             return state, []
         values = np.fromiter((payload for _, payload in entries), np.float64, len(entries))
         witness = dict(state.witness)

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from dt.dgs.monitors import INEXACT, decoded, derive, monitor_spec
+from dt.dgs.monitors import INEXACT, KERNEL_RUN, decoded, derive, monitor_spec
 from dt.dgs.optimizer import InputStream, optimize
 from dt.dgs.plan import Plan
 from dt.dgs.spec import Event, Spec
@@ -47,10 +47,12 @@ BLOCK = 4096
 
 def run_monitor(monitor: Any, codes: np.ndarray, data: np.ndarray, *, workers: int,
                 sequential: Callable[[], Output], block: int = BLOCK,
-                runner: Callable[[Spec, Plan, dict], Result] = run_parallel) -> Output:
+                runner: Callable[[Spec, Plan, dict], Result] = run_parallel,
+                kernel_run: int = KERNEL_RUN) -> Output:
     """The outputs of ``monitor`` on the events (tag codes, one value each) from a DGS
     plan of ``workers`` leaves where the DT allows one, else ``sequential()``.
-    ``runner(spec, plan, streams)`` runs the plan (the tests pass a simulation)."""
+    ``runner(spec, plan, streams)`` runs the plan (the tests pass a simulation);
+    ``kernel_run`` is the shortest run of events a leaf gives the kernel."""
     derivation = derive(monitor.dt)
     if not derivation.parallel:
         log.info("running sequentially: no tag can run in parallel (%s)", derivation.why_not())
@@ -68,7 +70,7 @@ def run_monitor(monitor: Any, codes: np.ndarray, data: np.ndarray, *, workers: i
             dealt += 1
         else:
             streams["sync"].append(Event(tag, value, position))
-    spec = monitor_spec(derivation, _advance(monitor))
+    spec = monitor_spec(derivation, _advance(monitor), kernel_run)
     # The synchronizing stream is given rate 0: the optimizer's greedy removal then puts
     # it at the root however often it synchronizes (the seed's heuristic assumes rare).
     rates = [InputStream(name, {tag: 0 if name == "sync" else n
