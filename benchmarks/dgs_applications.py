@@ -58,10 +58,10 @@ import numpy as np
 from results import RESULTS, write_section
 
 from dt.dgs import examples
-from dt.dgs.optimizer import InputStream, optimize
+from dt.dgs.optimizer import optimize
 from dt.dgs.spec import Event, Spec
 from qre.runtime.dgs.host import Host, local_packets
-from qre.runtime.dgs.inputs import INF, Heartbeat, ranks, sequential_input
+from qre.runtime.dgs.inputs import INF, Heartbeat, input_rates, ranks, sequential_input
 from qre.runtime.dgs.parallel import run_parallel
 from qre.runtime.dgs.worker import WorkerRuntime
 
@@ -136,18 +136,6 @@ def counter_streams(events: int) -> dict:
     return streams
 
 
-def rates(streams: dict) -> list[InputStream]:
-    """The optimizer's input: each stream's tags with their counts as rates."""
-    found = []
-    for name, items in streams.items():
-        counts: dict = {}
-        for item in items:
-            if isinstance(item, Event):
-                counts[item.tag] = counts.get(item.tag, 0) + 1
-        found.append(InputStream(name, counts))
-    return found
-
-
 APPLICATIONS = {
     "value barrier": (examples.value_barrier,
                       lambda n: barrier_streams(n, "A", "a", "b")),
@@ -173,7 +161,7 @@ def sequential(spec: Spec, streams: dict) -> list:
 
 
 def on_processes(spec: Spec, streams: dict, workers: int) -> list:
-    plan = optimize(spec, rates(streams), workers)
+    plan = optimize(spec, input_rates(streams), workers)
     return run_parallel(spec, plan, streams).outputs
 
 
@@ -182,7 +170,7 @@ def on_spark(spec: Spec, streams: dict, spark) -> list:
     rows = [(name, e.time, repr(e.tag), e.payload) for name, items in streams.items()
             for e in items if isinstance(e, Event)]
     frame = spark.createDataFrame(rows, "stream string, time long, tag string, payload long")
-    plan = optimize(spec, rates(streams), 2)
+    plan = optimize(spec, input_rates(streams), 2)
     return run_plan(spec, plan, frame, parse_tag=ast.literal_eval,
                     stream_order=list(streams)).outputs
 
@@ -213,7 +201,7 @@ def broadcast_barrier(streams: dict, spark) -> list:
 def latency(spec: Spec, streams: dict) -> list[float]:
     """Event-time latency of each output: all workers in one host, the input in time
     order; an output's latency is the input time when it appears minus its event's."""
-    plan = optimize(spec, rates(streams), 2)
+    plan = optimize(spec, input_rates(streams), 2)
     host = Host({w.name: WorkerRuntime(spec, plan, w.name) for w in plan.workers()},
                 lambda receiver, messages: None)
     host.start()

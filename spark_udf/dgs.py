@@ -33,7 +33,6 @@ are collected to the driver.
 
 from __future__ import annotations
 
-import itertools
 import logging
 import os
 import re
@@ -47,7 +46,7 @@ from typing import Any
 from dt.dgs.plan import Plan, validate
 from dt.dgs.spec import Event, Spec
 from qre.runtime.dgs.host import Host, local_packets
-from qre.runtime.dgs.inputs import InputError
+from qre.runtime.dgs.inputs import InputError, check_instance
 from qre.runtime.dgs.simulate import Result
 from qre.runtime.dgs.worker import WorkerRuntime
 
@@ -131,18 +130,13 @@ def _hashable(value: Any) -> Hashable:
 
 
 def _streams(rows: list[tuple], names: list) -> dict:
-    """Events by stream in time order; equal times in a stream are an error."""
+    """Events by stream in time order (equal times in a stream: :func:`check_instance`'s
+    error)."""
     grouped: dict[Hashable, list] = defaultdict(list)
     for s, t, g, p in rows:
         grouped[s].append(Event(g, p, t))
-    streams = {}
-    for name in names:
-        events = sorted(grouped.get(name, ()), key=lambda e: e.time)
-        for a, b in itertools.pairwise(events):
-            if not a.time < b.time:
-                raise InputError(f"stream {name!r}: two events at time {a.time!r} (a stream's "
-                                 "times must differ)")
-        streams[name] = events
+    streams = {name: sorted(grouped.get(name, ()), key=lambda e: e.time) for name in names}
+    check_instance(streams)
     return streams
 
 

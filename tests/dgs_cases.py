@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from dt.dgs import examples
 from dt.dgs.optimizer import InputStream
-from dt.dgs.spec import Event, Fork, Join, Spec, StateType
+from dt.dgs.spec import Event, Spec, one_state
 from qre.runtime.dgs.inputs import Heartbeat
 
 
@@ -34,12 +34,9 @@ def _reader_fork(count: tuple, left, right) -> tuple[tuple, tuple]:
 def two_readers() -> Spec:
     """Increments ``i`` read by two independent readers ``r1`` and ``r2``: the case where
     a parent owning both readers must order them through its children's ``i``."""
-    return Spec(dependence=lambda a, b: (a == "i") != (b == "i"), init=lambda: (0, 0),
-                states=(StateType("Count", _reader_update),),
-                forks=(Fork("fork", "Count", ("Count", "Count"), _reader_fork),),
-                joins=(Join("join", ("Count", "Count"), "Count",
-                            lambda a, b: (a[0], a[1] + b[1])),),
-                equal=lambda a, b: sum(a) == sum(b))
+    return one_state("Count", _reader_update, _reader_fork, lambda a, b: (a[0], a[1] + b[1]),
+                     dependence=lambda a, b: (a == "i") != (b == "i"), init=lambda: (0, 0),
+                     equal=lambda a, b: sum(a) == sum(b))
 
 
 def _amount(tag, rng: random.Random) -> int:

@@ -62,7 +62,7 @@ def test_spark_errors(spark):
     twice = spark.createDataFrame([("A", 1, "('a', 0)", 1), ("A", 1, "('a', 0)", 2),
                                    ("B", 2, "'b'", 0)],
                                   "stream string, time long, tag string, payload long")
-    with pytest.raises(Exception, match="two events at time 1"):
+    with pytest.raises(Exception, match="stream 'A', item 1: time 1 does not follow 1"):
         run_plan(spec, plan, twice, parse_tag=ast.literal_eval)
 
 

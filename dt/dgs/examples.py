@@ -35,7 +35,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .spec import Event, Fork, Join, Spec, StateType, Tag
+from .spec import Event, Fork, Join, Spec, StateType, Tag, one_state
 
 
 def _counter_update(state: dict, event: Event) -> tuple[dict, tuple]:
@@ -76,11 +76,8 @@ def _counts_equal(a: dict, b: dict) -> bool:
 
 def key_counter() -> Spec:
     """Figure 15: increments ``("i", k)`` and read-resets ``("r", k)`` → ``(k, count)``."""
-    return Spec(dependence=_counter_dependence, init=dict,
-                states=(StateType("State", _counter_update),),
-                forks=(Fork("fork", "State", ("State", "State"), _counter_fork),),
-                joins=(Join("join", ("State", "State"), "State", _counter_join),),
-                equal=_counts_equal)
+    return one_state("State", _counter_update, _counter_fork, _counter_join,
+                     dependence=_counter_dependence, init=dict, equal=_counts_equal)
 
 
 def _copy_fork(state: dict, left: Callable, right: Callable) -> tuple[dict, dict]:
@@ -89,11 +86,8 @@ def _copy_fork(state: dict, left: Callable, right: Callable) -> tuple[dict, dict
 
 def key_counter_wrong_fork() -> Spec:
     """Figure 15 with a fork that gives both states every count (inconsistent: C2)."""
-    return Spec(dependence=_counter_dependence, init=dict,
-                states=(StateType("State", _counter_update),),
-                forks=(Fork("fork", "State", ("State", "State"), _copy_fork),),
-                joins=(Join("join", ("State", "State"), "State", _counter_join),),
-                equal=_counts_equal)
+    return one_state("State", _counter_update, _copy_fork, _counter_join,
+                     dependence=_counter_dependence, init=dict, equal=_counts_equal)
 
 
 def _barrier_update(total: float, event: Event) -> tuple[float, tuple]:
@@ -160,10 +154,8 @@ def _fraud_join(one: tuple, two: tuple) -> tuple:
 
 def fraud_detection() -> Spec:
     """Transactions ``("tx", i)`` flagged against a model that rules ``"rule"`` retrain."""
-    return Spec(dependence=_fraud_dependence, init=lambda: (0, 0, 0),
-                states=(StateType("Detector", _fraud_update),),
-                forks=(Fork("fork", "Detector", ("Detector", "Detector"), _fraud_fork),),
-                joins=(Join("join", ("Detector", "Detector"), "Detector", _fraud_join),))
+    return one_state("Detector", _fraud_update, _fraud_fork, _fraud_join,
+                     dependence=_fraud_dependence, init=lambda: (0, 0, 0))
 
 
 def _page_update(zips: dict, event: Event) -> tuple[dict, tuple]:
@@ -200,7 +192,5 @@ def _page_join(ones: dict, twos: dict) -> dict:
 
 def page_view_join() -> Spec:
     """Per user: views and reads joined with the address that updates set."""
-    return Spec(dependence=_page_dependence, init=dict,
-                states=(StateType("Addresses", _page_update),),
-                forks=(Fork("fork", "Addresses", ("Addresses", "Addresses"), _page_fork),),
-                joins=(Join("join", ("Addresses", "Addresses"), "Addresses", _page_join),))
+    return one_state("Addresses", _page_update, _page_fork, _page_join,
+                     dependence=_page_dependence, init=dict)

@@ -56,7 +56,7 @@ from ..reference import Config, initial_config, outputs, step
 from ..symbolic import SYM_BOT, SYM_TOP, SymbolicEvaluator, TermTable
 from ..terms import OPS, Const, Cur, Term, evaluate_term, parse_term
 from ..values import XValue, status_of
-from .spec import Event, Fork, Join, Spec, StateType, Tag
+from .spec import Event, Spec, Tag, one_state
 
 INVARIANT, FOLD, STABLE = "invariant", "fold", "stable"
 IDENTITY = {"add": -0.0, "min": math.inf, "max": -math.inf}
@@ -352,8 +352,8 @@ def monitor_spec(derivation: Derivation, advance: Advance | None = None,
         for p, (a, b) in enumerate(zip(real.config, blank.config, strict=True)):
             kind = derivation.registers.get(p, Register(STABLE)).kind
             if kind == FOLD and isinstance(a, float) and isinstance(b, float):
-                config.append(_combine(folds[p].op, a, b) if one is real
-                              else _combine(folds[p].op, b, a))
+                config.append(OPS[folds[p].op].fn(a, b) if one is real
+                              else OPS[folds[p].op].fn(b, a))
             elif kind == STABLE and blank.touched and not real.touched:
                 config.append(b)
             else:
@@ -384,15 +384,12 @@ def monitor_spec(derivation: Derivation, advance: Advance | None = None,
         return MonitorState(advance(state.config, tag, values), True, witness, state.real,
                             state.folding), []
 
-    return Spec(dependence=lambda a, b: a in sync or b in sync, init=init,
-                states=(StateType("Configuration", update,
-                                  update_run=update_run if advance is not None else None),),
-                forks=(Fork("fork", "Configuration", ("Configuration", "Configuration"), fork),),
-                joins=(Join("join", ("Configuration", "Configuration"), "Configuration",
-                            join),),
-                equal=lambda a, b: all(_same(x, y) for p, (x, y)
-                                       in enumerate(zip(a.config, b.config, strict=True))
-                                       if p not in scratch))
+    return one_state("Configuration", update, fork, join,
+                     dependence=lambda a, b: a in sync or b in sync, init=init,
+                     update_run=update_run if advance is not None else None,
+                          equal=lambda a, b: all(_same(x, y) for p, (x, y)
+                                            in enumerate(zip(a.config, b.config, strict=True))
+                                            if p not in scratch))
 
 
 def _encoded(values: tuple[XValue, ...]) -> tuple[tuple[int, str], ...]:
@@ -410,10 +407,6 @@ def _same(a: XValue, b: XValue) -> bool:
     if isinstance(a, float) and isinstance(b, float):
         return (a == b and math.copysign(1, a) == math.copysign(1, b)) or (a != a and b != b)
     return a is b
-
-
-def _combine(op: str, a: float, b: float) -> float:
-    return float(OPS[op].fn(a, b))
 
 
 def _witness_of(op: str, value: XValue) -> tuple:

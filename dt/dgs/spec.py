@@ -181,3 +181,14 @@ def _check_types(what: str, names: Iterable[str], known: set[str]) -> None:
     unknown = [n for n in names if n not in known]
     if unknown:
         raise PreconditionError(f"{what} names unknown state types {unknown}")
+
+
+def one_state(name: str, update: Update, fork: Callable, join: Callable[[Any, Any], Any], *,
+              dependence: Callable[[Tag, Tag], bool], init: Callable[[], Any],
+              update_run: Callable | None = None, **options: Any) -> Spec:
+    """A specification of one state type ``name`` (with ``update_run`` if given) and one
+    fork and one join, named "fork" and "join"; ``options`` as :class:`Spec`'s."""
+    return Spec(dependence=dependence, init=init,
+                states=(StateType(name, update, update_run=update_run),),
+                forks=(Fork("fork", name, (name, name), fork),),
+                joins=(Join("join", (name, name), name, join),), **options)

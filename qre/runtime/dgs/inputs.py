@@ -20,6 +20,7 @@ import numbers
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
+from dt.dgs.optimizer import InputStream
 from dt.dgs.spec import Event
 
 INF = math.inf
@@ -67,6 +68,18 @@ def check_instance(streams: Streams) -> None:
                 raise InputError(f"stream {name!r}, item {position}: time {time!r} does not "
                                  f"follow {previous!r} (a stream's times strictly increase)")
             previous = time
+
+
+def input_rates(streams: Streams) -> list[InputStream]:
+    """The optimizer's input: each stream's tags with their counts of events as rates."""
+    found = []
+    for name, items in streams.items():
+        counts: dict = {}
+        for item in items:
+            if isinstance(item, Event):
+                counts[item.tag] = counts.get(item.tag, 0) + 1
+        found.append(InputStream(name, counts))
+    return found
 
 
 def sequential_input(streams: Streams) -> list[Event]:

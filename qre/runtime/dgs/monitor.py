@@ -37,6 +37,7 @@ from dt.dgs.spec import Event, Spec
 from dt.values import decode, encode
 
 from ..output import Output
+from .inputs import input_rates
 from .parallel import run_parallel
 from .simulate import Result
 
@@ -73,9 +74,8 @@ def run_monitor(monitor: Any, codes: np.ndarray, data: np.ndarray, *, workers: i
     spec = monitor_spec(derivation, _advance(monitor), kernel_run)
     # The synchronizing stream is given rate 0: the optimizer's greedy removal then puts
     # it at the root however often it synchronizes (the seed's heuristic assumes rare).
-    rates = [InputStream(name, {tag: 0 if name == "sync" else n
-                                for tag, n in _counts(items).items()})
-             for name, items in streams.items()]
+    rates = [InputStream(s.name, dict.fromkeys(s.rates, 0)) if s.name == "sync" else s
+             for s in input_rates(streams)]
     plan = optimize(spec, rates, workers)
     if len(plan.leaves()) < 2:
         log.info("running sequentially: one leaf (%d events of parallel tags)", count)
@@ -105,10 +105,3 @@ def _advance(monitor: Any) -> Callable[[tuple, str, np.ndarray], tuple]:
         state = session.state
         return tuple(decode(state[:len(config)].astype(np.uint8), state[len(config):]))
     return advance
-
-
-def _counts(events: list[Event]) -> dict:
-    counts: dict = {}
-    for event in events:
-        counts[event.tag] = counts.get(event.tag, 0) + 1
-    return counts

@@ -53,17 +53,14 @@ def stream_packets(plan: Plan, streams: Streams, batch: int, *, rank: dict | Non
     tag is one ``events`` message; a heartbeat goes to the owner of each of the
     stream's implementation tags. ``rank`` numbers all the streams (default: their
     order in ``streams``); ``receivers`` keeps the messages for those workers only,
-    for a host that reads a part of the input."""
+    for a host that reads a part of the input. The streams passed :func:`check_tags`."""
     owner = plan.owner()
     code = {itag: n for n, itag in enumerate(tag_codes(plan))}
     rank = ranks(streams) if rank is None else rank
     routes: dict[Hashable, dict] = {name: {} for name in streams}
     for itag in owner:
-        if receivers is not None and owner[itag] not in receivers:
-            continue
-        if itag.stream not in routes:
-            raise InputError(f"the plan handles {itag!r} but there is no stream {itag.stream!r}")
-        routes[itag.stream][itag.tag] = (owner[itag], code[itag])
+        if itag.stream in routes and (receivers is None or owner[itag] in receivers):
+            routes[itag.stream][itag.tag] = (owner[itag], code[itag])
 
     def packets(name: Hashable) -> Iterator[tuple[float, dict[Hashable, list]]]:
         route, at_rank = routes[name], rank[name]
@@ -73,7 +70,7 @@ def stream_packets(plan: Plan, streams: Streams, batch: int, *, rank: dict | Non
             packet: dict[Hashable, list] = defaultdict(list)
             last: list | None = None  # the events message being extended
             last_code = None
-            for position, item in enumerate(items[start:start + batch], start):
+            for item in items[start:start + batch]:
                 if type(item) is Heartbeat:
                     at = (item.time, at_rank, 0)
                     for receiver, number in beats:
@@ -83,10 +80,7 @@ def stream_packets(plan: Plan, streams: Streams, batch: int, *, rank: dict | Non
                 try:
                     receiver, number = route[item.tag]
                 except KeyError:
-                    if receivers is not None:
-                        continue  # another host's event
-                    raise InputError(f"stream {name!r}, item {position}: no worker of the plan "
-                                     f"handles tag {item.tag!r} on this stream") from None
+                    continue  # another host's event (check_tags refused unknown ones)
                 if last is None or number != last_code:
                     last, last_code = [], number
                     packet[receiver].append(("events", number, last))
@@ -116,6 +110,7 @@ def simulate(spec: Spec, plan: Plan, streams: Streams, *, seed: int = 0) -> Resu
     """Run ``plan`` on ``streams`` delivering messages in a random order drawn from ``seed``."""
     check_instance(streams)
     validate(plan, spec)
+    check_tags(plan, streams)
     rng = random.Random(seed)
     workers = {w.name: WorkerRuntime(spec, plan, w.name) for w in plan.workers()}
     channels: dict[tuple, deque] = {}
