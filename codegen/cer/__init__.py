@@ -1,0 +1,47 @@
+"""The match kernel of complex event recognition (issue 26).
+
+Pipeline position: :class:`~dt.cer.pattern.MatchQuery` → its
+:class:`~dt.cer.automaton.Automaton` → **tables** (:mod:`.tables`) → **kernel**
+(:mod:`.kernel`, over the shared match graph of :mod:`.graph`) → matches.
+
+Takes a query and a key's events (``sat`` bool[n, C], ``times`` int64[n] in δ); returns
+its matches in emission order. Costs: O(P + T) per event for P positions and T
+transitions, plus the matches' enumeration (:mod:`.kernel`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from dt.cer.automaton import automaton
+from dt.cer.pattern import Match, MatchQuery
+
+from .kernel import run_matches
+from .tables import MatchTables, match_tables
+
+__all__ = ["MatchTables", "compile_query", "find_matches", "match_tables", "run_matches"]
+
+
+def compile_query(query: MatchQuery) -> MatchTables:
+    """The kernel's tables for ``query``."""
+    return match_tables(query, automaton(query))
+
+
+def find_matches(query: MatchQuery | MatchTables, sat: np.ndarray,
+                 times: Sequence[int] | np.ndarray) -> list[Match]:
+    """The kept matches of one key's events, in emission order, as :class:`Match`.
+
+    >>> from dt.cer.pattern import Junction, MatchQuery, Seq, Var
+    >>> q = MatchQuery(Seq((Var("a", 0), Var("b", 1)), (Junction(),)))
+    >>> sat = np.array([[1, 0], [1, 0], [0, 1]], dtype=bool)
+    >>> [m.events for m in find_matches(q, sat, [0, 1, 2])]
+    [(0, 2), (1, 2)]
+    """
+    tables = query if isinstance(query, MatchTables) else compile_query(query)
+    emitted, offsets, events, positions = run_matches(tables, sat, np.asarray(times))
+    names = tables.position_names
+    return [Match(int(emitted[j]), tuple(int(e) for e in events[offsets[j]:offsets[j + 1]]),
+                  tuple(names[p] for p in positions[offsets[j]:offsets[j + 1]]))
+            for j in range(len(emitted))]

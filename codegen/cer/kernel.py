@@ -1,0 +1,432 @@
+"""The match kernel: a key's events in, its matches out, in emission order.
+
+Pipeline position: :class:`~codegen.cer.tables.MatchTables` and a key's events
+(``sat`` bool[n, C], ``times`` int64[n] in δ) → **kernel** → matches (emitted at, events'
+numbers, positions), the meaning of :mod:`dt.cer.pattern` (tested against
+:mod:`dt.cer.oracle`).
+
+Per transition t = p → q, ``waiting[t]`` is the set (a :mod:`~codegen.cer.graph` node) of
+partial matches ending at p that may still take an event at q. At event i::
+
+    release the matches held for a negation at their end whose wait is over, in
+        emission order, filtered by the skip policy; drop those event i kills
+    for each position q whose condition event i satisfies:
+        child = BOTTOM if q is initial, ∪ waiting[t] for t into q
+                (a set whose gap or within has passed is dropped for good)
+        new[q] = OUT(i, q, child)
+    enumerate the matches of new[q] for final q (checking each path's gap and
+        within exactly), sort them in emission order, keep those the skip policy and
+        consumption allow (or hold them for a negation at the end)
+    waiting[t] = (∅ if t is strict, or next and i satisfies q's condition, or i
+                  satisfies a forbidden condition, else waiting[t]) ∪ new[p]
+
+Cost per event: O(P + T) node operations whatever the number of partial matches
+(constant for a fixed query), plus the enumeration: proportional to the matches
+emitted and their length when no policy discards and every constraint is exact at
+the sets (skip-till-any-match, next, strict, ``within`` of the whole pattern);
+enumeration may also walk paths it then rejects: a ``within`` of a sub-pattern or a
+gap that only some of a set's matches break, starts discarded by ``to_next`` or
+``to_first``/``to_last``, consumed events. Memory: when the graph is full it is compacted
+(:func:`~codegen.cer.graph.compact`): only the waiting sets' nodes are kept, without
+the matches a skip policy discarded or the whole pattern's ``within`` ended, so it
+holds the live partial matches' graph (at most doubled).
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..numba_cache import guard_namespace
+from .graph import (
+    BOTTOM,
+    KIND,
+    MAXS,
+    MINS,
+    NO_TIME,
+    SUB,
+    TIME,
+    UNION,
+    A,
+    B,
+    C,
+    add_dead,
+    compact,
+    covered,
+    empty_graph,
+    grow_rows,
+    new_out,
+    new_union,
+)
+from .tables import MatchTables
+
+__all__ = ["run_matches"]
+
+_JIT = {"nopython": True, "cache": True, "nogil": True}
+_INTERNAL, _ENTERS = 1, 2
+_STRICT, _NEXT = 0, 1
+_NO_SKIP, _TO_NEXT, _PAST_LAST, _TO_FIRST, _TO_LAST = range(5)
+
+
+def run_matches(tables: MatchTables, sat: np.ndarray, times: np.ndarray
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kept matches of one key: ``emitted`` int64[m], ``offsets`` int64[m + 1], and
+    per matched event ``events`` int64[·] (numbers) and ``positions`` int64[·]."""
+    k = tables.duration.shape[0]
+    nodes, dead, meta = empty_graph(k)
+    out = _run(tables.cond, tables.initial, tables.final, tables.in_scope, tables.name_rank,
+               tables.in_ptr, tables.src, tables.dst, tables.mode, tables.forbid_ptr,
+               tables.forbid, tables.gap, tables.step, tables.duration, tables.transition_of,
+               tables.whole, tables.within, tables.ending, tables.skip, tables.skip_names,
+               tables.consume,
+               np.ascontiguousarray(sat, dtype=np.bool_),
+               np.ascontiguousarray(times, dtype=np.int64), nodes, dead, meta)
+    m, offsets, events, positions = out
+    return m, offsets, events, positions
+
+
+@numba.jit(**_JIT)
+def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forbid_ptr, forbid,
+         gap, step, duration, transition_of, whole, within, ending, skip, skip_names, consume,
+         sat, times, nodes, dead, meta):
+    n = times.shape[0]
+    n_pos = cond.shape[0]
+    n_tr = src.shape[0]
+    k = duration.shape[0]
+    waiting = np.full(n_tr, -1, dtype=np.int64)
+    new = np.full(n_pos, -1, dtype=np.int64)
+    subs = np.empty(k, dtype=np.int64)
+    consumed = np.zeros(n if consume else 0, dtype=np.bool_)
+    # kept matches: (emitted, offset, length); candidates (first event, offset, length);
+    # held (deadline, offset, length); their events (number, position)
+    kept = np.zeros((16, 3), dtype=np.int64)
+    kept_ev = np.zeros((64, 2), dtype=np.int64)
+    cand = np.zeros((16, 3), dtype=np.int64)
+    cand_ev = np.zeros((64, 2), dtype=np.int64)
+    held = np.zeros((16 if ending.shape[0] else 0, 3), dtype=np.int64)
+    held_ev = np.zeros((64, 2), dtype=np.int64)
+    counts = np.zeros(6, dtype=np.int64)  # kept, kept_ev, cand, cand_ev, held, held_ev
+    path = np.zeros(n + 1, dtype=np.int64)
+    bounds = np.zeros((n + 1, k), dtype=np.int64)
+    per_event = n_pos + 2 * n_tr + 1
+    for i in range(n):
+        t = times[i]
+        if ending.shape[0]:
+            counts[2] = 0
+            counts[3] = 0
+            cand, cand_ev = _release(held, held_ev, counts, cand, cand_ev, t, i, sat, ending)
+            dead, kept, kept_ev = _keep(cand, cand_ev, counts, i, name_rank, skip, skip_names,
+                                        consume, consumed, dead, meta, kept, kept_ev)
+        if meta[0] + per_event > nodes.shape[0]:
+            nodes = compact(nodes, meta, dead, waiting, t, whole, within, per_event)
+        for q in range(n_pos):
+            new[q] = -1
+            if sat[i, cond[q]]:
+                new[q] = _extend(nodes, meta, dead, waiting, q, i, t, initial, in_scope, in_ptr,
+                                 gap, step, duration, subs)
+        counts[2] = 0
+        counts[3] = 0
+        for q in range(n_pos):
+            if final[q] and new[q] >= 0:
+                cand, cand_ev = _enumerate(nodes, dead, meta, new[q], path, bounds, in_scope,
+                                           transition_of, gap, step, duration, whole, consume,
+                                           consumed, cand, cand_ev, counts)
+        if ending.shape[0]:
+            held, held_ev = _hold(cand, cand_ev, counts, held, held_ev, times, within)
+        else:
+            dead, kept, kept_ev = _keep(cand, cand_ev, counts, i, name_rank, skip, skip_names,
+                                        consume, consumed, dead, meta, kept, kept_ev)
+        for e in range(n_tr):
+            p, q = src[e], dst[e]
+            reset = mode[e] == _STRICT or (mode[e] == _NEXT and sat[i, cond[q]])
+            for f in range(forbid_ptr[e], forbid_ptr[e + 1]):
+                reset = reset or sat[i, forbid[f]]
+            if reset:
+                waiting[e] = -1
+            if new[p] >= 0:
+                waiting[e] = new_union(nodes, meta, waiting[e], new[p])
+    if ending.shape[0]:
+        counts[2] = 0
+        counts[3] = 0
+        cand, cand_ev = _release(held, held_ev, counts, cand, cand_ev, NO_TIME, n, sat, ending)
+        # NO_TIME: nothing more can come, every held match is released
+        dead, kept, kept_ev = _keep(cand, cand_ev, counts, n, name_rank, skip, skip_names,
+                                    consume, consumed, dead, meta, kept, kept_ev)
+    m = counts[0]
+    offsets = np.zeros(m + 1, dtype=np.int64)
+    for j in range(m):
+        offsets[j + 1] = offsets[j] + kept[j, 2]
+    used = counts[1]
+    return kept[:m, 0].copy(), offsets, kept_ev[:used, 0].copy(), kept_ev[:used, 1].copy()
+
+
+@numba.jit(**_JIT)
+def _extend(nodes, meta, dead, waiting, q, i, t, initial, in_scope, in_ptr, gap, step, duration,
+            subs):
+    """new[q] at event i: the matches event i extends at q (−1 for none); drops the
+    waiting sets into q that can never go on."""
+    k = duration.shape[0]
+    child = -1
+    mins = 2**62
+    maxs = -1
+    for s in range(k):
+        subs[s] = NO_TIME
+    if initial[q]:
+        child = BOTTOM
+        mins = i
+        maxs = i
+        for s in range(k):
+            if in_scope[q, s]:
+                subs[s] = t
+    for e in range(in_ptr[q], in_ptr[q + 1]):
+        w = waiting[e]
+        if w < 0:
+            continue
+        alive = not (gap[e] >= 0 and nodes[w, TIME] <= t - gap[e])
+        for s in range(k):
+            if step[e, s] == _INTERNAL and nodes[w, SUB + s] <= t - duration[s]:
+                alive = False
+        if alive and covered(dead, meta, nodes[w, MINS], nodes[w, MAXS]):
+            alive = False
+        if not alive:
+            waiting[e] = -1
+            continue
+        child = new_union(nodes, meta, child, w)
+        mins = min(mins, nodes[w, MINS])
+        maxs = max(maxs, nodes[w, MAXS])
+        for s in range(k):
+            if step[e, s] == _INTERNAL:
+                subs[s] = max(subs[s], nodes[w, SUB + s])
+            elif step[e, s] == _ENTERS:
+                subs[s] = t
+    if child < 0:
+        return -1
+    return new_out(nodes, meta, i, q, child, t, mins, maxs, subs)
+
+
+@numba.jit(**_JIT)
+def _enumerate(nodes, dead, meta, root, path, bounds, in_scope, transition_of, gap, step,
+               duration, whole, consume, consumed, cand, cand_ev, counts):
+    """Append every match of the set ``root`` (an OUT node of a final position) that
+    meets its gaps and within bounds, starts where no policy discarded, and uses no
+    consumed event, to the candidates (start, events)."""
+    k = duration.shape[0]
+    t_end = nodes[root, TIME]
+    q_end = nodes[root, B]
+    for s in range(k):
+        bounds[0, s] = t_end - duration[s] + 1 if in_scope[q_end, s] else NO_TIME
+    path[0] = root
+    stack = np.empty((64, 2), dtype=np.int64)
+    stack[0, 0] = nodes[root, C]
+    stack[0, 1] = 1
+    top = 1
+    while top > 0:
+        top -= 1
+        s_node, d = stack[top, 0], stack[top, 1]
+        o = path[d - 1]
+        t_o = nodes[o, TIME]
+        if s_node == BOTTOM:
+            ok = not covered(dead, meta, nodes[o, A], nodes[o, A])
+            for s in range(k):
+                if in_scope[nodes[o, B], s] and t_o < bounds[d - 1, s]:
+                    ok = False
+            if ok:
+                cand, cand_ev = _add_candidate(nodes, path, d, cand, cand_ev, counts)
+            continue
+        if covered(dead, meta, nodes[s_node, MINS], nodes[s_node, MAXS]):
+            continue
+        if whole >= 0 and nodes[s_node, SUB + whole] < bounds[d - 1, whole]:
+            continue
+        if nodes[s_node, KIND] == UNION:
+            stack = grow_rows(stack, top + 2)
+            stack[top, 0] = nodes[s_node, B]
+            stack[top, 1] = d
+            stack[top + 1, 0] = nodes[s_node, A]
+            stack[top + 1, 1] = d
+            top += 2
+            continue
+        # an OUT node: the event before o on this path
+        e = transition_of[nodes[s_node, B], nodes[o, B]]
+        t_p = nodes[s_node, TIME]
+        ok = not (gap[e] >= 0 and t_o - t_p >= gap[e])
+        ok = ok and not (consume and consumed[nodes[s_node, A]])
+        for s in range(k):
+            if step[e, s] == _INTERNAL:
+                bounds[d, s] = bounds[d - 1, s]
+                ok = ok and t_p >= bounds[d - 1, s]
+            else:
+                if step[e, s] == _ENTERS:
+                    ok = ok and t_o >= bounds[d - 1, s]
+                p_in = in_scope[nodes[s_node, B], s]
+                bounds[d, s] = t_p - duration[s] + 1 if p_in else NO_TIME
+        if not ok:
+            continue
+        path[d] = s_node
+        stack = grow_rows(stack, top + 1)
+        stack[top, 0] = nodes[s_node, C]
+        stack[top, 1] = d + 1
+        top += 1
+    return cand, cand_ev
+
+
+@numba.jit(**_JIT)
+def _add_candidate(nodes, path, d, cand, cand_ev, counts):
+    """The match path[d − 1], …, path[0] (first event to last) as a candidate."""
+    c = counts[2]
+    cand = grow_rows(cand, c + 1)
+    cand_ev = grow_rows(cand_ev, counts[3] + d)
+    cand[c, 0] = nodes[path[d - 1], A]
+    cand[c, 1] = counts[3]
+    cand[c, 2] = d
+    for j in range(d):
+        node = path[d - 1 - j]
+        cand_ev[counts[3] + j, 0] = nodes[node, A]
+        cand_ev[counts[3] + j, 1] = nodes[node, B]
+    counts[2] = c + 1
+    counts[3] += d
+    return cand, cand_ev
+
+
+@numba.jit(**_JIT)
+def _before(cand, cand_ev, name_rank, x, y):
+    """Whether candidate x comes before y: events' numbers, then variables' names."""
+    ox, lx, oy, ly = cand[x, 1], cand[x, 2], cand[y, 1], cand[y, 2]
+    for j in range(min(lx, ly)):
+        a, b = cand_ev[ox + j, 0], cand_ev[oy + j, 0]
+        if a != b:
+            return a < b
+    if lx != ly:
+        return lx < ly
+    for j in range(lx):
+        a, b = name_rank[cand_ev[ox + j, 1]], name_rank[cand_ev[oy + j, 1]]
+        if a != b:
+            return a < b
+    return False
+
+
+@numba.jit(**_JIT)
+def _order(cand, cand_ev, n, name_rank):
+    """The candidates' indices in emission order (a bottom-up merge sort)."""
+    order = np.arange(n)
+    scratch = np.empty(n, dtype=np.int64)
+    width = 1
+    while width < n:
+        for lo in range(0, n, 2 * width):
+            mid, hi = min(lo + width, n), min(lo + 2 * width, n)
+            i, j, o = lo, mid, lo
+            while i < mid and j < hi:
+                if _before(cand, cand_ev, name_rank, order[j], order[i]):
+                    scratch[o] = order[j]
+                    j += 1
+                else:
+                    scratch[o] = order[i]
+                    i += 1
+                o += 1
+            while i < mid:
+                scratch[o] = order[i]
+                i += 1
+                o += 1
+            while j < hi:
+                scratch[o] = order[j]
+                j += 1
+                o += 1
+        order, scratch = scratch, order
+        width *= 2
+    return order
+
+
+@numba.jit(**_JIT)
+def _keep(cand, cand_ev, counts, emitted, name_rank, skip, skip_names, consume, consumed, dead,
+          meta, kept, kept_ev):
+    """Keep the candidates, in emission order, that no kept match discards."""
+    n = counts[2]
+    if n == 0:
+        return dead, kept, kept_ev
+    order = _order(cand, cand_ev, n, name_rank)
+    for j in range(n):
+        c = order[j]
+        off, length = cand[c, 1], cand[c, 2]
+        first, last = cand_ev[off, 0], cand_ev[off + length - 1, 0]
+        if covered(dead, meta, first, first):
+            continue
+        if consume:
+            used = False
+            for x in range(length):
+                used = used or consumed[cand_ev[off + x, 0]]
+            if used:
+                continue
+            for x in range(length):
+                consumed[cand_ev[off + x, 0]] = True
+        kept, kept_ev = _append(kept, kept_ev, counts, 0, emitted, cand_ev, off, length)
+        dead = add_dead(dead, meta, first, _discarded_to(skip, skip_names, cand_ev, off, length,
+                                                         first, last))
+    return dead, kept, kept_ev
+
+
+@numba.jit(**_JIT)
+def _discarded_to(skip, skip_names, cand_ev, off, length, first, last):
+    """The last start a kept match from ``first`` to ``last`` discards (< first: none)."""
+    if skip == _NO_SKIP:
+        return first - 1
+    if skip == _PAST_LAST:
+        return last
+    if skip == _TO_FIRST:
+        for x in range(length):
+            if skip_names[cand_ev[off + x, 1]]:
+                return cand_ev[off + x, 0] - 1
+    if skip == _TO_LAST:
+        for x in range(length - 1, -1, -1):
+            if skip_names[cand_ev[off + x, 1]]:
+                return cand_ev[off + x, 0] - 1
+    return first  # TO_NEXT, and TO_FIRST/TO_LAST of a variable the match lacks
+
+
+@numba.jit(**_JIT)
+def _append(rows, ev, counts, slot, key, src, off, length):
+    """Append the match ``src[off:off + length]`` (events, positions) with ``key`` to the
+    buffer (rows, ev) whose counts of rows and events are counts[slot], counts[slot + 1]."""
+    r, e = counts[slot], counts[slot + 1]
+    rows = grow_rows(rows, r + 1)
+    ev = grow_rows(ev, e + length)
+    rows[r, 0] = key
+    rows[r, 1] = e
+    rows[r, 2] = length
+    for x in range(length):
+        ev[e + x, 0] = src[off + x, 0]
+        ev[e + x, 1] = src[off + x, 1]
+    counts[slot] = r + 1
+    counts[slot + 1] = e + length
+    return rows, ev
+
+
+@numba.jit(**_JIT)
+def _hold(cand, cand_ev, counts, held, held_ev, times, within):
+    """Hold the candidates until time reaches their first event's + ``within``."""
+    for c in range(counts[2]):
+        off, length = cand[c, 1], cand[c, 2]
+        deadline = times[cand_ev[off, 0]] + within
+        held, held_ev = _append(held, held_ev, counts, 4, deadline, cand_ev, off, length)
+    return held, held_ev
+
+
+@numba.jit(**_JIT)
+def _release(held, held_ev, counts, cand, cand_ev, t, i, sat, ending):
+    """Move the held matches whose wait is over at time t (every one for NO_TIME) to the
+    candidates; drop those event i kills (it is after them and before their time)."""
+    killing = False
+    for f in range(ending.shape[0]):
+        killing = killing or (i < sat.shape[0] and sat[i, ending[f]])
+    n = counts[4]
+    counts[4] = 0
+    counts[5] = 0
+    for j in range(n):
+        off, length = held[j, 1], held[j, 2]
+        if t == NO_TIME or held[j, 0] <= t:
+            first = held_ev[off, 0]
+            cand, cand_ev = _append(cand, cand_ev, counts, 2, first, held_ev, off, length)
+        elif not killing:  # still waiting: moved to the front (never past what it reads)
+            held, held_ev = _append(held, held_ev, counts, 4, held[j, 0], held_ev, off, length)
+    return cand, cand_ev
+
+
+guard_namespace(globals())

@@ -1,0 +1,120 @@
+"""The match kernel against the brute-force oracle (issue 26): random queries of every
+construct and policy, random words, every prefix."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from codegen.cer import compile_query, find_matches
+from dt.cer.automaton import automaton
+from dt.cer.oracle import enumerate_matches
+from dt.cer.pattern import (
+    Contiguity,
+    Junction,
+    MatchQuery,
+    Repeat,
+    Seq,
+    Skip,
+    SkipKind,
+    Var,
+    Within,
+)
+from tests.cer_cases import random_query, random_word
+
+
+def _compiled(query: MatchQuery):
+    try:
+        return compile_query(query)
+    except ValueError as err:  # an ambiguous nesting the automaton refuses
+        assert "ambiguous" in str(err)
+        return None
+
+
+@settings(max_examples=150)
+@given(st.integers(0, 2**32))
+def test_kernel_equals_oracle_on_every_prefix(seed: int) -> None:
+    rng = random.Random(seed)
+    query = random_query(rng)
+    tables = _compiled(query)
+    if tables is None:
+        return
+    sat, times = random_word(rng, rng.randint(1, 9))
+    for n in range(1, len(times) + 1):
+        want = enumerate_matches(query, sat[:n], times[:n])
+        got = find_matches(tables, sat[:n], times[:n])
+        assert got == want, (query, sat[:n].astype(int).tolist(), times[:n].tolist())
+
+
+@settings(max_examples=20)
+@given(st.integers(0, 2**32))
+def test_kernel_on_longer_words(seed: int) -> None:
+    """Longer words with a bounded pattern: the graph is compacted, within drops sets."""
+    rng = random.Random(seed)
+    query = random_query(rng)
+    tables = _compiled(query)
+    if tables is None:
+        return
+    sat, times = random_word(rng, 11)
+    assert find_matches(tables, sat, times) == enumerate_matches(query, sat, times)
+
+
+def test_compaction_keeps_the_live_matches() -> None:
+    """A long run of a plus under a within: the graph is compacted many times; the
+    matches are those of the brute force on a window's worth of events."""
+    a, b = Var("a", 0), Var("b", 1)
+    query = MatchQuery(Seq((Repeat(a, 1, None), b), (Junction(),)), within=3)
+    n = 20_000
+    sat = np.zeros((n, 2), dtype=np.bool_)
+    sat[np.arange(n) % 4 == 3, 1] = True
+    sat[:, 0] = ~sat[:, 1]
+    times = np.arange(n, dtype=np.int64)
+    got = find_matches(query, sat, times)
+    # every b ends the matches of the non-empty subsets of the 2 a's before it within 3
+    assert len(got) == 3 * (n // 4)
+    assert got[:3] == enumerate_matches(query, sat[:4], times[:4])
+
+
+def test_ambiguous_nesting_is_refused() -> None:
+    a = Var("a", 0)
+    inner = Repeat(a, 1, None, Junction(Contiguity.STRICT))
+    query = MatchQuery(Repeat(Within(inner, 3), 1, None, Junction(Contiguity.NEXT)))
+    with pytest.raises(ValueError, match="ambiguous pattern"):
+        automaton(query)
+
+
+def test_flink_loop_contiguity() -> None:
+    """Flink CEP's documented example: c, a loop of a, b over "c d a1 a2 a3 d a4 b"."""
+    tags = ["c", "d", "a", "a", "a", "d", "a", "b"]
+    code = {"a": 0, "b": 1, "c": 2, "d": 3}
+    sat = np.zeros((len(tags), 4), dtype=np.bool_)
+    sat[np.arange(len(tags)), [code[t] for t in tags]] = True
+    nxt = Junction(Contiguity.NEXT)
+    found = {}
+    for loop in Contiguity:
+        query = MatchQuery(Seq((Var("c", 2), Repeat(Var("a", 0), 1, None, Junction(loop)),
+                                Var("b", 1)), (nxt, nxt)))
+        found[loop] = {m.events for m in find_matches(query, sat, range(len(tags)))}
+    assert found[Contiguity.STRICT] == {(0, 2, 7), (0, 2, 3, 7), (0, 2, 3, 4, 7)}
+    assert found[Contiguity.NEXT] == found[Contiguity.STRICT] | {(0, 2, 3, 4, 6, 7)}
+    assert len(found[Contiguity.ANY]) == 8
+
+
+def test_skip_policies_on_one_word() -> None:
+    """a b+ c over "a b b c", every policy (their ranges in dt/cer/pattern.py)."""
+    a, b, c = Var("a", 0), Var("b", 1), Var("c", 2)
+    sat = np.eye(3, dtype=np.bool_)[[0, 1, 1, 2]] | np.array([[0, 0, 0], [1, 0, 0], [0, 0, 0],
+                                                               [0, 0, 0]], dtype=np.bool_)
+    # event 1 is an a and a b: matches start at 0 or 1
+    pattern = Seq((a, Repeat(b, 1, None), c), (Junction(), Junction()))
+    for kind, var in [(SkipKind.NO_SKIP, None), (SkipKind.TO_NEXT, None),
+                      (SkipKind.PAST_LAST, None), (SkipKind.TO_FIRST, "b"),
+                      (SkipKind.TO_LAST, "b")]:
+        query = MatchQuery(pattern, Skip(kind, var))
+        assert find_matches(query, sat, range(4)) == enumerate_matches(query, sat, range(4))
+    past_last = find_matches(MatchQuery(pattern, Skip(SkipKind.PAST_LAST)), sat, range(4))
+    assert [m.events for m in past_last] == [(0, 1, 2, 3)]
