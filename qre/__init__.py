@@ -8,7 +8,8 @@ optimized DT → flat tables / a generated kernel (package ``codegen``) → Spar
 
 This package is the user-facing end: :func:`qre` compiles a query into a
 :class:`Monitor` (``run``, ``run_keys``, ``session``, ``initial``, ``dt``,
-``stats``; API.md), :meth:`Monitor.from_dt` runs a hand-written DT, and bad
+``stats``; API.md) — or a ``match(...)`` query into a :class:`Matcher`, whose rows are
+matches (issue 26) — :meth:`Monitor.from_dt` runs a hand-written DT, and bad
 queries raise :class:`QreSyntaxError` / :class:`QreTypeError` (both
 ``ValueError``) with line, column and a caret. :mod:`qre.language.semantics` is the
 denotational oracle that the compiler is tested against; :mod:`qre.cli` is
@@ -36,14 +37,16 @@ if TYPE_CHECKING:
     from .api import qre
     from .language import combinators
     from .language.errors import QreSyntaxError, QreTypeError
+    from .runtime.matches import Matcher
     from .runtime.monitor import Monitor, Output, Session, Stats
 
-__all__ = ["Monitor", "Output", "QreSyntaxError", "QreTypeError", "Session", "Stats",
+__all__ = ["Matcher", "Monitor", "Output", "QreSyntaxError", "QreTypeError", "Session", "Stats",
            "__version__", "combinators", "qre"]
 
 _LAZY = {"qre": (".api", "qre"), "combinators": (".language.combinators", None),
          "QreSyntaxError": (".language.errors", "QreSyntaxError"),
          "QreTypeError": (".language.errors", "QreTypeError"),
+         "Matcher": (".runtime.matches", "Matcher"),
          **{name: (".runtime.monitor", name) for name in ("Monitor", "Output", "Session",
                                                           "Stats")}}
 """Each public name's module and its name there (None: the module itself)."""

@@ -31,6 +31,7 @@ from .language.lalr import KEYWORDS
 from .language.parser import parse
 from .language.sugar import SUGAR_FORMS
 from .language.typing import Typed, check, mentioned_tags, resolve
+from .runtime.matches import Matcher
 from .runtime.monitor import Monitor
 
 __all__ = ["qre"]
@@ -44,7 +45,8 @@ Query = str | ast.Program | ast.Query
 
 def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = None, *,
         optimize: bool = True,
-        functions: Mapping[str, Callable[[np.ndarray], float]] | None = None) -> Monitor:
+        functions: Mapping[str, Callable[[np.ndarray], float]] | None = None
+        ) -> Monitor | Matcher:
     """Compile a QRE-Past query into a :class:`Monitor`.
 
     ``query`` is query text (API.md syntax) or an AST built with
@@ -86,6 +88,10 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
     start = time.perf_counter()
     program = parse(query, users) if isinstance(query, str) else query
     typed = check(program, alphabet, text)
+    if isinstance(typed.query, ast.MatchRows):
+        log.info("a match query over %d tags", len(typed.alphabet))
+        return Matcher(typed.query, typed.alphabet,
+                       derivation(typed.derived, typed.alphabet), text)
     log.info("compiling a query of %d nodes over %d tags to a DT",
              ast.query_size(typed.query), len(typed.alphabet))
     compiled = compile_query(typed.query, typed.alphabet, lean=_lean(optimize))

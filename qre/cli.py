@@ -94,6 +94,7 @@ from .runtime.engines import ENGINES
 from .runtime.progress import configure_logging
 
 if TYPE_CHECKING:
+    from .runtime.matches import Matcher
     from .runtime.monitor import Monitor
 
 __all__ = ["UsageError", "build_parser", "console", "main"]
@@ -295,8 +296,11 @@ class _Parser(argparse.ArgumentParser):
 # --------------------------------------------------------------------------- for the commands
 
 
-def load_query(spec: str, alphabet: Sequence[str] | None = None) -> Monitor:
-    """A monitor for ``spec``: query text, ``@file`` (query text) or ``*.json`` (a DT)."""
+def load_query(spec: str, alphabet: Sequence[str] | None = None, *,
+               matches: bool = False) -> Monitor | Matcher:
+    """A monitor for ``spec``: query text, ``@file`` (query text) or ``*.json`` (a DT);
+    a ``match(...)`` query's :class:`~qre.runtime.matches.Matcher` where ``matches``
+    (``qre run``), else a usage error: it has no DT to compile or check."""
     # Imported here: the compiler (and pandas, through the runtime) are for commands only.
     from dt import DT
 
@@ -305,12 +309,16 @@ def load_query(spec: str, alphabet: Sequence[str] | None = None) -> Monitor:
 
     if spec.endswith(".json") and not spec.startswith("@"):
         return Monitor.from_dt(DT.from_json(read_text(spec)), alphabet)
+    text = spec
     if spec.startswith("@"):
         text = read_text(spec[1:])
         if spec.endswith(".json"):
             return Monitor.from_dt(DT.from_json(text), alphabet)
-        return qre(text, alphabet)
-    return qre(spec, alphabet)
+    m = qre(text, alphabet)
+    if not matches and not isinstance(m, Monitor):
+        raise UsageError("a match(...) query's rows are its matches: it runs with qre run, "
+                         "and has no DT to compile or check")
+    return m
 
 
 def read_text(path: str) -> str:

@@ -20,7 +20,9 @@ import numpy as np
 import pandas as pd
 
 from .cli import EXIT_OK, UsageError, emit, load_query, one_line, parse_alphabet
+from .language.match_query import durations_used
 from .runtime import columns, frames
+from .runtime.matches import Matcher
 from .runtime.monitor import Monitor
 from .runtime.output import check_no_collision, result_columns
 from .runtime.progress import Progress
@@ -88,15 +90,19 @@ def cmd_run(args: argparse.Namespace) -> int:
     """
     progress = Progress(verbose=args.verbose > 0)
     with progress.stage("compile") as stage:
-        m = load_query(args.query, parse_alphabet(args.alphabet))
-        stage.detail = f"{len(m.dt.states)} states"
+        m = load_query(args.query, parse_alphabet(args.alphabet), matches=True)
+        stage.detail = ("a match query" if isinstance(m, Matcher)
+                        else f"{len(m.dt.states)} states")
     with progress.stage("read") as stage:
         frame = read_frame(args.input, [c for c in (args.tag or "tag", args.key)
                                          if c is not None])
         stage.rows, stage.detail = len(frame), args.input
     tags = _tags(args, m, frame)
     with progress.stage("run") as stage:
-        if is_timed(m):
+        if isinstance(m, Matcher):
+            result = _run_matches(args, m, frame, tags)
+            stage.rows, stage.detail = len(frame), f"{len(result)} rows"
+        elif is_timed(m):
             if args.time is None:
                 raise UsageError("this query is timed (a window, a clock period, a within "
                                  "or a past operator bounded by durations): give the event "
@@ -108,12 +114,38 @@ def cmd_run(args: argparse.Namespace) -> int:
             # import Numba for it (Monitor.resolve_engine).
             engine = m.resolve_engine(args.engine, events=len(frame))
             result = _run_rows(args, m, frame, tags, engine)
-        stage.rows, stage.detail = len(frame), f"engine {engine}"
+        if not isinstance(m, Matcher):
+            stage.rows, stage.detail = len(frame), f"engine {engine}"
     with progress.stage("write") as stage:
         code = _write_result(args, result)
         stage.rows, stage.detail = len(result), args.output or "stdout"
     progress.finish()
     return code
+
+
+def _run_matches(args: argparse.Namespace, m: Matcher, frame: pd.DataFrame,
+                 tags: np.ndarray) -> pd.DataFrame:
+    """A ``match(...)`` query: one row per match (``--per event``: per matched event);
+    the rows and variables of a match as JSON lists in CSV and --json output."""
+    keys = (None if args.key is None
+            else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
+    named = {name: frames.value_column(frame, name) for name in args.value or []}
+    values = next(iter(named.values())) if len(named) == 1 else named or None
+    unknown = "skip" if args.skip_unknown else "error"
+    if args.time is None:
+        if durations_used(m.query):
+            raise UsageError("this match query reads event times (within or gap): give "
+                             "them with --time COL")
+        rows = m.run(tags, values, keys=keys, unknown_tags=unknown)
+    else:
+        times = frames.event_times(frames.get_column(frame, args.time, "--time"), args.time)
+        with _time_rows(args.time):
+            rows = m.run_timed(times, tags, values, keys=keys, time_unit=args.time_unit,
+                               unknown_tags=unknown, tiebreak=_tiebreak(args, frame))
+    if not (args.output or "").endswith(".parquet"):
+        for name in ("rows", "vars"):
+            rows[name] = [json.dumps(x) for x in rows[name]]
+    return rows
 
 
 def _run_rows(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame,

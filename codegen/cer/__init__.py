@@ -5,7 +5,8 @@ Pipeline position: :class:`~dt.cer.pattern.MatchQuery` → its
 (:mod:`.kernel`, over the shared match graph of :mod:`.graph`) → matches.
 
 Takes a query and a key's events (``sat`` bool[n, C], ``times`` int64[n] in δ); returns
-its matches in emission order. Costs: O(P + T) per event for P positions and T
+its matches in emission order. Importing the package does not import Numba (only a run
+does: :mod:`.kernel`). Costs: O(P + T) per event for P positions and T
 transitions, plus the matches' enumeration (:mod:`.kernel`).
 """
 
@@ -18,10 +19,9 @@ import numpy as np
 from dt.cer.automaton import automaton
 from dt.cer.pattern import Match, MatchQuery
 
-from .kernel import run_matches
 from .tables import MatchTables, match_tables
 
-__all__ = ["MatchTables", "compile_query", "find_matches", "match_tables", "run_matches"]
+__all__ = ["MatchTables", "compile_query", "find_matches", "match_tables"]
 
 
 def compile_query(query: MatchQuery) -> MatchTables:
@@ -39,6 +39,8 @@ def find_matches(query: MatchQuery | MatchTables, sat: np.ndarray,
     >>> [m.events for m in find_matches(q, sat, [0, 1, 2])]
     [(0, 2), (1, 2)]
     """
+    from .kernel import run_matches  # Numba, imported when a run needs it
+
     tables = query if isinstance(query, MatchTables) else compile_query(query)
     emitted, offsets, events, positions = run_matches(tables, sat, np.asarray(times))
     names = tables.position_names

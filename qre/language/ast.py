@@ -60,10 +60,12 @@ __all__ = [
     "BUILTIN_OPS",
     "COMPARISONS",
     "CONNECTIVES",
+    "CONTIGUITIES",
     "HOLISTIC_FUNCTIONS",
     "PARAMETERS",
     "PAST_OPERATORS",
     "SIGNAL_FUNCTIONS",
+    "SKIPS",
     "STORED_FUNCTIONS",
     "WINDOW_FUNCTIONS",
     "WINDOW_SIGNALS",
@@ -83,6 +85,7 @@ __all__ = [
     "Iter",
     "Lambda",
     "Let",
+    "MatchRows",
     "Matches",
     "Name",
     "Not",
@@ -92,11 +95,13 @@ __all__ = [
     "PastBound",
     "Pattern",
     "PatternAnd",
+    "PatternGap",
     "PatternNot",
     "PatternOr",
     "PatternPlus",
     "PatternSeq",
     "PatternTag",
+    "PatternTimes",
     "PatternWithin",
     "PrefixSum",
     "Prev",
@@ -597,10 +602,13 @@ class PatternNot:
 @dataclass(frozen=True, slots=True)
 class PatternSeq:
     """``seq(p1, …, pk)``: the parts in order, any events skipped between them;
-    :class:`PatternNot` parts stand between two others."""
+    :class:`PatternNot` parts stand between two others (and, in ``match(...)``, last:
+    a negation at the end). ``contiguity`` (``seq[next](...)``, issue 26): how the parts'
+    events relate, ``None`` for the query's strategy."""
 
     parts: tuple[Pattern | PatternNot, ...]
     span: Span | None = _NO_SPAN
+    contiguity: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -626,6 +634,29 @@ class PatternPlus:
     """``plus(p)``: one or more matches of p, one after the other (Kleene plus)."""
 
     body: Pattern
+    span: Span | None = _NO_SPAN
+    contiguity: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PatternTimes:
+    """``times(p, lo[, hi])``, ``optional(p)`` (0 to 1), ``star(p)`` (0 or more): lo to hi
+    (``None``: unbounded) matches of p one after the other (issue 26, ``match`` only)."""
+
+    body: Pattern
+    lo: int
+    hi: int | None
+    span: Span | None = _NO_SPAN
+    contiguity: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PatternGap:
+    """``gap(p, D)``: a match of p whose consecutive events are less than D (ns) apart
+    (issue 26, ``match`` only)."""
+
+    body: Pattern
+    duration: int
     span: Span | None = _NO_SPAN
 
 
@@ -699,7 +730,32 @@ class WindowSignal:
                          if self.function in PARAMETERS else f"{self.function}_over")
 
 
-Pattern = PatternTag | PatternSeq | PatternOr | PatternAnd | PatternPlus | PatternWithin
+Pattern = (PatternTag | PatternSeq | PatternOr | PatternAnd | PatternPlus | PatternWithin
+           | PatternTimes | PatternGap)
+
+CONTIGUITIES = ("strict", "next", "any")
+"""How consecutive events of a match relate (dt/cer/pattern.py): adjacent, the first
+that fits, any later one."""
+
+SKIPS = ("no_skip", "to_next", "past_last", "to_first", "to_last")
+"""After-match skip policies of ``match(..., skip ...)`` (dt/cer/pattern.py)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MatchRows:
+    """``match(p, options)``: every match of p, a row each (issue 26; a whole query).
+    ``within`` (ns) bounds the whole match, ``skip`` (with ``skip_var`` for
+    ``to_first``/``to_last``) is the after-match skip policy, ``strategy`` the
+    contiguity of junctions that name none, ``consume`` discards matches sharing an
+    event with a kept one."""
+
+    pattern: Pattern
+    within: int | None = None
+    skip: str = "no_skip"
+    skip_var: str | None = None
+    strategy: str = "any"
+    consume: bool = False
+    span: Span | None = _NO_SPAN
 
 
 @dataclass(frozen=True, slots=True)
@@ -819,7 +875,7 @@ class Name:
 
 Query = (Atom | Eps | Or | Split | Iter | Combine | PrefixSum | RunningFold | Fill | FillWith
          | Arith | SignalFunction | Compare | BoolOp | Not | Prev | Hist | Once | Since
-         | BoundedPast | WindowSignal | Name | Aggregate | Matches)
+         | BoundedPast | WindowSignal | Name | Aggregate | Matches | MatchRows)
 
 
 @dataclass(frozen=True, slots=True)

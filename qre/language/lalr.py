@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 KEYWORDS = frozenset({
     "atom", "eps", "or", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
     "prev", "hist", "once", "since", "wsince", "let", "alphabet", "aggregate", "period", "tag",
-    "matched", "matches", "fold",
+    "matched", "matches", "match", "fold",
 }) | TERM_KEYWORDS
 """Words that cannot be a query name, a tag or a lambda parameter."""
 

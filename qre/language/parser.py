@@ -69,7 +69,9 @@ from dt.terms import MAX_TERM_DEPTH, OPS, Const, Term, Var, term_from_tree
 from .ast import (
     ANY_TAG,
     BUILTIN_OPS,
+    CONTIGUITIES,
     SIGNAL_FUNCTIONS,
+    SKIPS,
     Aggregate,
     Arith,
     Atom,
@@ -86,6 +88,7 @@ from .ast import (
     Lambda,
     Let,
     Matches,
+    MatchRows,
     Name,
     Not,
     Once,
@@ -94,11 +97,13 @@ from .ast import (
     PastBound,
     Pattern,
     PatternAnd,
+    PatternGap,
     PatternNot,
     PatternOr,
     PatternPlus,
     PatternSeq,
     PatternTag,
+    PatternTimes,
     PatternWithin,
     PrefixSum,
     Prev,
@@ -309,7 +314,8 @@ def _kind(tree: lark.Tree) -> str:
 _QUERY_KINDS = frozenset({
     "atom", "eps", "or_", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
     "prev", "hist", "once", "call", "name", "paren_name", "paren", "boolop", "since",
-    "compare", "arith", "not_", "aggregate", "matched", "matches", "fold", "literal",
+    "compare", "arith", "not_", "aggregate", "matched", "matches", "match_rows", "fold",
+    "literal",
     "prev_bounded", "hist_bounded", "once_bounded", "since_bounded", "pointwise",
 })
 
@@ -461,30 +467,100 @@ class _Converter:
         except ValueError as err:  # a slide beyond the size, or not dividing it for a fold
             raise self.error(str(err), tree) from None
 
-    def pattern(self, tree: lark.Tree, depth: int) -> Pattern:
-        """A CER pattern; ``not(...)`` only between two parts of a seq."""
+    def pattern(self, tree: lark.Tree, depth: int, *, top: bool = False) -> Pattern:
+        """A CER pattern; ``not(...)`` only between two parts of a seq, or last in the
+        ``top`` seq of a ``match(...)`` (a negation at the end)."""
         if depth > MAX_DEPTH:
             raise self.error(f"pattern nested too deeply (more than {MAX_DEPTH} levels)", tree)
         self.reach(depth)
         kind, kids, span, d = _kind(tree), tree.children, _span(tree), depth + 1
+        contiguity = None
+        if kids and isinstance(kids[0], lark.Tree) and _kind(kids[0]) == "contiguity":
+            contiguity = self.contiguity(kids[0])
+            kids = kids[1:]
         if kind == "p_tag":
             return PatternTag(self.identifier(kids[0], "a tag"), span)
         if kind == "p_seq":
-            parts = [self.pattern(k, d) if _kind(k) != "p_not" else PatternNot(
-                tuple(self.identifier(t, "a tag") for t in k.children), _span(k)) for k in kids]
-            for k, part in enumerate(parts):
-                if isinstance(part, PatternNot) and (k in (0, len(parts) - 1) or isinstance(
-                        parts[k - 1], PatternNot)):
-                    raise self.error("not(...) stands between two parts of a seq: it says that "
-                                     "no such event comes between them", kids[k])
-            return PatternSeq(tuple(parts), span)
+            return self.seq(kids, d, span, contiguity, top)
         if kind in ("p_or", "p_and"):
             node = PatternOr if kind == "p_or" else PatternAnd
             return node(self.pattern(kids[0], d), self.pattern(kids[1], d), span)
         if kind == "p_plus":
-            return PatternPlus(self.pattern(kids[0], d), span)
+            return PatternPlus(self.pattern(kids[0], d), span, contiguity)
+        if kind in ("p_star", "p_optional"):
+            hi = None if kind == "p_star" else 1
+            return PatternTimes(self.pattern(kids[0], d), 0, hi, span, contiguity)
+        if kind == "p_times":
+            return self.times(kids, d, span, contiguity)
+        body, duration = self.pattern(kids[0], d), self.duration(kids[1])
+        if kind == "p_gap":
+            return PatternGap(body, duration, span)
         assert kind == "p_within"
-        return PatternWithin(self.pattern(kids[0], d), self.duration(kids[1]), span)
+        return PatternWithin(body, duration, span)
+
+    def seq(self, kids: list[lark.Tree], depth: int, span: Span, contiguity: str | None,
+            top: bool) -> PatternSeq:
+        parts = [self.pattern(k, depth) if _kind(k) != "p_not" else PatternNot(
+            tuple(self.identifier(t, "a tag") for t in k.children), _span(k)) for k in kids]
+        for k, part in enumerate(parts):
+            last = k == len(parts) - 1
+            if isinstance(part, PatternNot) and (k == 0 or (last and not top) or isinstance(
+                    parts[k - 1], PatternNot)):
+                raise self.error("not(...) stands between two parts of a seq: it says that "
+                                 "no such event comes between them (or last in the seq of "
+                                 "a match(...), with within: none comes after a match)",
+                                 kids[k])
+        return PatternSeq(tuple(parts), span, contiguity)
+
+    def contiguity(self, tree: lark.Tree) -> str:
+        name = str(tree.children[0])
+        if name not in CONTIGUITIES:
+            raise self.error(f"contiguity {name!r}: one of {', '.join(CONTIGUITIES)}", tree)
+        return name
+
+    def times(self, kids: list[lark.Tree | lark.Token], depth: int, span: Span,
+              contiguity: str | None) -> PatternTimes:
+        """``times(p, lo[, hi])``: whole numbers, hi ≥ max(lo, 1), ``inf`` for no bound."""
+        body, lo_token, *rest = kids
+        counts = [lo_token, *(t.children[0] for t in rest)]
+        for token in counts:
+            if str(token) != "inf" and not _WHOLE.fullmatch(str(token)):
+                raise self.error(f"times(p, lo, hi) counts whole numbers, not {token}", token)
+        lo = int(str(lo_token))
+        hi = lo if not rest else None if str(counts[1]) == "inf" else int(str(counts[1]))
+        if hi is not None and (hi < lo or hi < 1):
+            raise self.error(f"times(p, {lo}, {hi}): need lo ≤ hi and hi ≥ 1",
+                             rest[0] if rest else lo_token)
+        return PatternTimes(self.pattern(body, depth), lo, hi, span, contiguity)
+
+    def match_rows(self, tree: lark.Tree, depth: int) -> MatchRows:
+        """``match(p, options)``: each option once."""
+        pattern_tree, *options = tree.children
+        found: dict[str, lark.Tree] = {}
+        for option in options:
+            kind = _kind(option)
+            if kind in found:
+                raise self.error(f"option {kind[3:]} given twice", option)
+            found[kind] = option
+        within = found.get("mo_within")
+        skip, skip_var = "no_skip", None
+        if "mo_skip" in found:
+            skip, *var = (str(t) for t in found["mo_skip"].children)
+            if skip not in SKIPS:
+                raise self.error(f"skip {skip}: one of {', '.join(SKIPS)}", found["mo_skip"])
+            if bool(var) != (skip in ("to_first", "to_last")):
+                raise self.error(f"skip {skip} {'takes a variable' if not var else 'takes none'}",
+                                 found["mo_skip"])
+            skip_var = self.identifier(found["mo_skip"].children[1], "a variable") if var else None
+        strategy = "any"
+        if "mo_strategy" in found:
+            strategy = str(found["mo_strategy"].children[0])
+            if strategy not in CONTIGUITIES:
+                raise self.error(f"strategy {strategy}: one of {', '.join(CONTIGUITIES)}",
+                                 found["mo_strategy"])
+        return MatchRows(self.pattern(pattern_tree, depth, top=True),
+                         None if within is None else self.duration(within.children[0]),
+                         skip, skip_var, strategy, "mo_consume" in found, _span(tree))
 
     def fold(self, tree: lark.Tree, depth: int,
              node: type[WindowFold] | type[RunningFold]) -> WindowFold | RunningFold:
@@ -609,6 +685,11 @@ class _Converter:
             return self.aggregate(tree, d)
         if kind in ("matched", "matches"):
             return Matches(self.pattern(kids[0], d), kind == "matches", span)
+        if kind == "match_rows":
+            if depth > 1:
+                raise self.error("match(...) is a whole query: its rows are matches, not "
+                                 "values of each event", tree)
+            return self.match_rows(tree, d)
         assert kind == "call"
         return self.call(tree, d)
 

@@ -74,7 +74,7 @@ from . import ast
 from .errors import QreTypeError
 
 __all__ = ["CLOCK_FIELD", "WITHIN_PREFIX", "check_pattern", "duration_field", "durations",
-           "event_pattern", "pattern_tags", "window_pattern"]
+           "event_pattern", "pattern_tags", "walk_pattern", "window_pattern"]
 
 WITHIN_PREFIX = "within_"
 """Prefix of the record fields a ``within`` reads: durations and :data:`CLOCK_FIELD`
@@ -115,6 +115,15 @@ LATEST = _Semiring(-math.inf, "max")
 
 def check_pattern(q: ast.Matches, *, windowed: bool) -> None:
     """QreTypeError unless ``q`` can be compiled (at the top level, or in a window)."""
+    for node in walk_pattern(q.pattern):
+        if isinstance(node, ast.PatternTimes | ast.PatternGap) or getattr(
+                node, "contiguity", None) is not None:
+            raise QreTypeError("contiguity, times, optional, star and gap are for match(...), "
+                               "whose rows are the matches; matches(p) and matched(p) count "
+                               "skip-till-any-match", span=node.span)
+        if isinstance(node, ast.PatternSeq) and isinstance(node.parts[-1], ast.PatternNot):
+            raise QreTypeError("not(...) ends a pattern only in match(..., within D)",
+                               span=node.parts[-1].span)
     _, duration = _strip_within(q.pattern)
     if windowed and not q.count:
         raise QreTypeError("a window counts matches: write matches(p)", span=q.span)
@@ -175,17 +184,18 @@ def _strip_within(p: ast.Pattern) -> tuple[ast.Pattern, int | None]:
     duration = None
     if isinstance(p, ast.PatternWithin):
         p, duration = p.body, p.duration
-    for node in _walk(p):
+    for node in walk_pattern(p):
         if isinstance(node, ast.PatternWithin):
             raise QreTypeError("within applies to a whole pattern: matched(within(p, D))",
                                span=node.span)
     return p, duration
 
 
-def _walk(p: ast.Pattern | ast.PatternNot) -> Iterator[ast.Pattern | ast.PatternNot]:
+def walk_pattern(p: ast.Pattern | ast.PatternNot) -> Iterator[ast.Pattern | ast.PatternNot]:
+    """``p`` and its sub-patterns, in document order."""
     yield p
     for child in _children(p):
-        yield from _walk(child)
+        yield from walk_pattern(child)
 
 
 def _children(p: ast.Pattern | ast.PatternNot) -> tuple[ast.Pattern | ast.PatternNot, ...]:
@@ -193,7 +203,7 @@ def _children(p: ast.Pattern | ast.PatternNot) -> tuple[ast.Pattern | ast.Patter
         return p.parts
     if isinstance(p, ast.PatternOr | ast.PatternAnd):
         return (p.left, p.right)
-    if isinstance(p, ast.PatternPlus | ast.PatternWithin):
+    if isinstance(p, ast.PatternPlus | ast.PatternWithin | ast.PatternTimes | ast.PatternGap):
         return (p.body,)
     return ()
 
@@ -201,7 +211,7 @@ def _children(p: ast.Pattern | ast.PatternNot) -> tuple[ast.Pattern | ast.Patter
 def pattern_tags(p: ast.Pattern | ast.PatternNot) -> list[str]:
     """The tags a pattern mentions, in order of first appearance."""
     out: list[str] = []
-    for node in _walk(p):
+    for node in walk_pattern(p):
         tags = (node.tag,) if isinstance(node, ast.PatternTag) else (
             node.tags if isinstance(node, ast.PatternNot) else ())
         out.extend(t for t in tags if t not in out)

@@ -43,6 +43,7 @@ from .ast import (
     Lambda,
     Let,
     Matches,
+    MatchRows,
     Name,
     Not,
     Once,
@@ -51,11 +52,13 @@ from .ast import (
     PastBound,
     Pattern,
     PatternAnd,
+    PatternGap,
     PatternNot,
     PatternOr,
     PatternPlus,
     PatternSeq,
     PatternTag,
+    PatternTimes,
     PatternWithin,
     PrefixSum,
     Prev,
@@ -158,15 +161,34 @@ def _pattern(p: Pattern | PatternNot) -> str:
     if isinstance(p, PatternNot):
         return f"not({' | '.join(_ident(t, 'tag') for t in p.tags)})"
     if isinstance(p, PatternSeq):
-        return f"seq({', '.join(_pattern(x) for x in p.parts)})"
+        return f"seq{_contiguity(p.contiguity)}({', '.join(_pattern(x) for x in p.parts)})"
     if isinstance(p, PatternOr | PatternAnd):
         word = "or" if isinstance(p, PatternOr) else "and"
         return f"{word}({_pattern(p.left)}, {_pattern(p.right)})"
     if isinstance(p, PatternPlus):
-        return f"plus({_pattern(p.body)})"
-    if isinstance(p, PatternWithin):
-        return f"within({_pattern(p.body)}, {format_duration(p.duration)})"
+        return f"plus{_contiguity(p.contiguity)}({_pattern(p.body)})"
+    if isinstance(p, PatternTimes):
+        hi = "inf" if p.hi is None else str(p.hi)
+        return f"times{_contiguity(p.contiguity)}({_pattern(p.body)}, {p.lo}, {hi})"
+    if isinstance(p, PatternWithin | PatternGap):
+        word = "within" if isinstance(p, PatternWithin) else "gap"
+        return f"{word}({_pattern(p.body)}, {format_duration(p.duration)})"
     raise TypeError(f"not a pattern node: {p!r}")
+
+
+def _contiguity(c: str | None) -> str:
+    return "" if c is None else f"[{c}]"
+
+
+def _match_rows(q: MatchRows) -> str:
+    options = [] if q.within is None else [f"within {format_duration(q.within)}"]
+    if q.skip != "no_skip":
+        options.append(f"skip {q.skip}" + ("" if q.skip_var is None else f" {q.skip_var}"))
+    if q.strategy != "any":
+        options.append(f"strategy {q.strategy}")
+    if q.consume:
+        options.append("consume")
+    return f"match({', '.join([_pattern(q.pattern), *options])})"
 
 
 def bound_text(bound: PastBound) -> str:
@@ -255,6 +277,8 @@ def _query(q: Query) -> str:
         return _aggregate(q)
     if isinstance(q, Matches):
         return _matches(q)
+    if isinstance(q, MatchRows):
+        return _match_rows(q)
     if isinstance(q, WindowSignal):
         return _window_signal(q)
     if isinstance(q, FillWith):

@@ -151,7 +151,7 @@ def mentioned_tags(q: ast.Query) -> list[str]:
             out.extend(t for t in node.tags or () if t not in out)
             if isinstance(node.function, ast.Matches):
                 stack.append(node.function)
-        if isinstance(node, ast.Matches):
+        if isinstance(node, ast.Matches | ast.MatchRows):
             from .patterns import pattern_tags
 
             out.extend(t for t in pattern_tags(node.pattern) if t not in out)
@@ -183,7 +183,12 @@ def check(
         _check_expansion(program, env, query)
         period = _period(program, query)
         sigma = _timed_alphabet(_alphabet(program, query, alphabet), program, period)
-        if isinstance(query, ast.Aggregate | ast.Matches):
+        if isinstance(query, ast.MatchRows):
+            from .match_query import check_match_rows
+
+            kind, rate = Kind.TOP, None
+            check_match_rows(query, sigma)
+        elif isinstance(query, ast.Aggregate | ast.Matches):
             kind, rate = Kind.TOP, None
             _check_timed(query, sigma)
         else:

@@ -1,0 +1,195 @@
+"""Running ``match(p, options)`` queries: keyed events in, one row per match out.
+
+Pipeline position: a checked :class:`~qre.language.ast.MatchRows` → its
+:class:`~dt.cer.pattern.MatchQuery` for the run's δ (:mod:`qre.language.match_query`) →
+the match kernel (:mod:`codegen.cer`) per key → a pandas DataFrame.
+
+Events are ordered per key as every timed run orders them (S&P, seed 004 §3: time,
+then ``tiebreak``, the tag's text, the values, the input position:
+:mod:`qre.runtime.order`); :meth:`Matcher.run` keeps each key's rows in input order.
+Derived tags (``tag hot = reading where cur.temp > 30;``) are applied first.
+
+Rows (``per="match"``, MATCH_RECOGNIZE's ONE ROW PER MATCH): ``key`` (with ``keys``),
+``match`` (numbered from 0 in the output's order: per key in the keys' order of first
+appearance, then emission order), ``start`` and ``end`` (the times of the match's first
+and last events), ``time`` (its stamp: the end, or for a negation at the end the first
+event's time + within − δ, the last instant the absent event could have come),
+``rows`` (the input rows of its events, in order) and ``vars`` (the variable each plays).
+``per="event"`` (ALL ROWS PER MATCH): a row per matched event — ``key``, ``match``,
+``var``, ``row``, ``time`` (the event's). A match's rows are a subset of the input's:
+zero, one or many matches may end at one event, and one event may be in many matches.
+
+Cost: the kernel's O(positions + transitions) per event plus the matches' enumeration
+(:mod:`codegen.cer.kernel`); one kernel call per key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from itertools import pairwise
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from codegen.cer.tables import MatchTables, match_tables
+from dt.cer.automaton import automaton
+
+from ..language import ast
+from ..language.derive import Derivation
+from ..language.match_query import durations_used, match_query
+from . import columns
+from .keys import stream_ids_beside
+from .order import processing_events
+from .tag_codes import tag_codes
+from .times import TimeScale, event_times
+
+__all__ = ["Matcher"]
+
+_UNTIMED_DELTA_NS = 1
+"""δ of an untimed run: no duration is read (:func:`durations_used` is false)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Matcher:
+    """A compiled ``match(...)`` query: ``qre(text)`` returns one for such a query."""
+
+    query: ast.MatchRows
+    alphabet: tuple[str, ...]
+    derivation: Derivation | None = None
+    source: str | None = None
+    _tables: dict[int, MatchTables] = field(default_factory=dict, repr=False)
+
+    def tables(self, delta_ns: int) -> MatchTables:
+        """The kernel's tables for a run of resolution δ = ``delta_ns`` (cached)."""
+        if delta_ns not in self._tables:
+            query = match_query(self.query, self.alphabet, delta_ns)
+            self._tables[delta_ns] = match_tables(query, automaton(query))
+        return self._tables[delta_ns]
+
+    def run(self, tags: Any, values: Any = None, *, keys: Any = None,
+            per: Literal["match", "event"] = "match",
+            unknown_tags: Literal["error", "skip"] = "error") -> pd.DataFrame:
+        """The matches of each key's events in input order (no times: a query with a
+        ``within`` or a ``gap`` needs :meth:`run_timed`). Columns as :meth:`run_timed`'s,
+        without ``start``, ``end`` and ``time``."""
+        if durations_used(self.query):
+            raise ValueError("this match query reads event times (within or gap): run it "
+                             "with run_timed")
+        codes = self._codes(tags, values, unknown_tags)
+        n = len(codes)
+        (key_ids, key_values) = _stream_ids(keys, n)
+        kept = np.flatnonzero(codes >= 0)
+        order = kept[np.argsort(key_ids[kept], kind="stable")]
+        return self._rows(order, key_ids[order], np.zeros(len(order), dtype=np.int64), codes,
+                          key_values, keys is not None, None, per, _UNTIMED_DELTA_NS)
+
+    def run_timed(self, times: Any, tags: Any, values: Any = None, *, keys: Any = None,
+                  time_unit: str = "s", per: Literal["match", "event"] = "match",
+                  unknown_tags: Literal["error", "skip"] = "error",
+                  tiebreak: Any = None) -> pd.DataFrame:
+        """The matches of each key's events in event-time order (module docstring); the
+        input is complete (a negation at the end is decided at its end)."""
+        times = columns.column(times, "times")
+        clock, scale = event_times(times, time_unit)
+        codes = self._codes(tags, values, unknown_tags)
+        n = len(codes)
+        if len(clock) != n:
+            raise ValueError(f"times has {len(clock)} entries but there are {n} tags")
+        key_ids, key_values = _stream_ids(keys, n)
+        kept = None if int(codes.min(initial=0)) >= 0 else np.flatnonzero(codes >= 0)
+        in_order = processing_events(key_ids, clock, tags, codes, self.alphabet,
+                                     columns.values(values), tiebreak, rows=kept)
+        return self._rows(in_order.order, in_order.key, in_order.time, codes, key_values,
+                          keys is not None, scale, per, _delta_ns(scale))
+
+    def _codes(self, tags: Any, values: Any, unknown_tags: str) -> np.ndarray:
+        if unknown_tags not in ("error", "skip"):
+            raise ValueError(f"unknown_tags must be 'error' or 'skip', got {unknown_tags!r}")
+        codes = tag_codes(tags, self.alphabet, skip_unknown=unknown_tags == "skip")
+        if self.derivation is not None:
+            codes = self.derivation.apply(codes, columns.values(values))
+        return codes
+
+    def _rows(self, order: np.ndarray, key: np.ndarray, time: np.ndarray, codes: np.ndarray,
+              key_values: np.ndarray, keyed: bool, scale: TimeScale | None, per: str,
+              delta_ns: int) -> pd.DataFrame:
+        """The kernel per key over ``order`` (rows grouped by key, each key's in
+        processing order), as the frame of the module docstring."""
+        if per not in ("match", "event"):
+            raise ValueError(f"per must be 'match' or 'event', got {per!r}")
+        from codegen.cer.kernel import run_matches  # Numba: imported when a run needs it
+
+        tables = self.tables(delta_ns)
+        width = len(self.alphabet)
+        bounds = np.flatnonzero(np.diff(key, prepend=-1, append=-1)) if len(key) else [0]
+        found: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        for lo, hi in pairwise(bounds):
+            rows = order[lo:hi]
+            sat = np.zeros((hi - lo, width), dtype=np.bool_)
+            sat[np.arange(hi - lo), codes[rows]] = True
+            _, offsets, events, positions = run_matches(tables, sat, time[lo:hi])
+            found.append((int(key[lo]), offsets, rows[events], time[lo:hi][events], positions))
+        return _frame(found, tables, key_values, keyed, scale, per)
+
+
+def _delta_ns(scale: TimeScale) -> int:
+    from ..language.clock import UNIT_NS
+
+    return UNIT_NS[scale.unit]
+
+
+def _stream_ids(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    if keys is None:
+        return np.zeros(n, dtype=np.int64), np.array([None] * min(n, 1), dtype=object)
+    (ids, values), _ = stream_ids_beside(columns.column(keys, "keys", exact=True), lambda: None)
+    if len(ids) != n:
+        raise ValueError(f"keys has {len(ids)} entries but there are {n} tags")
+    return ids, values
+
+
+def _frame(found: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
+           tables: MatchTables, key_values: np.ndarray, keyed: bool,
+           scale: TimeScale | None, per: str) -> pd.DataFrame:
+    """The output rows of the matches found per key (module docstring)."""
+    names = np.array(tables.position_names, dtype=object)
+    counts = [len(offsets) - 1 for _, offsets, *_ in found]
+    match_ids = np.arange(sum(counts), dtype=np.int64)
+    keys = np.repeat([k for k, *_ in found], counts).astype(np.int64) if found else \
+        np.zeros(0, dtype=np.int64)
+    frame: dict[str, Any] = {}
+    if per == "event":
+        lengths = np.concatenate([np.diff(o) for _, o, *_ in found]) if found else \
+            np.zeros(0, dtype=np.int64)
+        if keyed:
+            frame["key"] = key_values[np.repeat(keys, lengths)]
+        frame["match"] = np.repeat(match_ids, lengths)
+        frame["var"] = names[_cat([p for *_, p in found])]
+        frame["row"] = _cat([r for _, _, r, _, _ in found])
+        if scale is not None:
+            frame["time"] = scale.stamps(_cat([t for _, _, _, t, _ in found]))
+        return pd.DataFrame(frame)
+    rows, variables, starts, ends = [], [], [], []
+    for _, offsets, event_rows, event_times_, positions in found:
+        for j in range(len(offsets) - 1):
+            lo, hi = offsets[j], offsets[j + 1]
+            rows.append(event_rows[lo:hi].tolist())
+            variables.append(names[positions[lo:hi]].tolist())
+            starts.append(event_times_[lo])
+            ends.append(event_times_[hi - 1])
+    if keyed:
+        frame["key"] = key_values[keys]
+    frame["match"] = match_ids
+    if scale is not None:
+        start, end = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
+        frame["start"] = scale.stamps(start)
+        frame["end"] = scale.stamps(end)
+        # held for a negation at the end: stamped at the last instant it waited for
+        frame["time"] = scale.stamps(start + tables.within - 1 if len(tables.ending) else end)
+    frame["rows"] = pd.Series(rows, dtype=object)
+    frame["vars"] = pd.Series(variables, dtype=object)
+    return pd.DataFrame(frame)
+
+
+def _cat(parts: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(parts) if parts else np.zeros(0, dtype=np.int64)

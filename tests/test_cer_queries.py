@@ -1,0 +1,187 @@
+"""``match(p, options)`` queries end to end (issue 26): text → Matcher → rows, against
+the brute-force oracle per key; the syntax, its errors and its printing."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dt.cer.oracle import enumerate_matches
+from qre import qre
+from qre.language.errors import QreSyntaxError, QreTypeError
+from qre.language.match_query import match_query
+from qre.language.parser import parse
+from qre.language.printer import to_text
+from qre.runtime.matches import Matcher
+
+TAGS = ("a", "b", "c")
+
+
+def _pattern_text(rng: random.Random, depth: int = 3) -> str:
+    roll = rng.random()
+    if depth == 0 or roll < 0.3:
+        return rng.choice(TAGS)
+    inner = _pattern_text(rng, depth - 1)
+    contiguity = rng.choice(["", "", "[strict]", "[next]", "[any]"])
+    if roll < 0.5:
+        parts = [inner, _pattern_text(rng, depth - 1)]
+        if rng.random() < 0.2:
+            parts.insert(1, f"not({rng.choice(TAGS)})")
+        return f"seq{contiguity}({', '.join(parts)})"
+    if roll < 0.6:
+        word = rng.choice(["or", "and"])
+        return f"{word}({inner}, {_pattern_text(rng, depth - 1)})"
+    if roll < 0.85:
+        return rng.choice([f"plus{contiguity}({inner})", f"star{contiguity}({inner})",
+                           f"optional({inner})", f"times{contiguity}({inner}, 2)",
+                           f"times{contiguity}({inner}, 1, 2)", f"times({inner}, 2, inf)"])
+    return f"{rng.choice(['within', 'gap'])}({inner}, {rng.randint(1, 4)}s)"
+
+
+def _query_text(rng: random.Random) -> str:
+    options = []
+    pattern = _pattern_text(rng)
+    if rng.random() < 0.4:
+        options.append(f"within {rng.randint(1, 5)}s")
+        if rng.random() < 0.4:
+            pattern = f"seq({pattern}, not({rng.choice(TAGS)}))"
+    skip = rng.choice(["no_skip", "to_next", "past_last", "to_first", "to_last"])
+    if skip in ("to_first", "to_last"):
+        skip += f" {rng.choice([t for t in TAGS if t in pattern] or ['a'])}"
+    options.append(f"skip {skip}")
+    options.append(f"strategy {rng.choice(['strict', 'next', 'any'])}")
+    if rng.random() < 0.2:
+        options.append("consume")
+    return f"alphabet a, b, c; match({', '.join([pattern, *options])})"
+
+
+def _compiled(text: str) -> Matcher | None:
+    try:
+        m = qre(text)
+        m.tables(10**9)
+    except QreTypeError as err:  # a skip variable the pattern lacks
+        assert "no variable" in err.message
+        return None
+    except ValueError as err:  # an ambiguous nesting the automaton refuses
+        assert "ambiguous" in str(err)
+        return None
+    assert isinstance(m, Matcher)
+    return m
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, 2**32))
+def test_match_rows_equal_the_oracle_per_key(seed: int) -> None:
+    """Random query text, random keyed events in a random row order: each key's rows
+    are its events sorted by time (ties by tag), matched as the oracle says."""
+    rng = random.Random(seed)
+    text = _query_text(rng)
+    m = _compiled(text)
+    if m is None:
+        return
+    n = rng.randint(0, 14)
+    keys = [rng.choice("xy") for _ in range(n)]
+    times = [rng.randint(0, 8) for _ in range(n)]
+    tags = [rng.choice(TAGS) for _ in range(n)]
+    got = m.run_timed(times, tags, keys=keys, per="match")
+    query = match_query(m.query, m.alphabet, 10**9)
+    want_rows = []
+    for key in dict.fromkeys(keys):
+        rows = sorted((i for i in range(n) if keys[i] == key),
+                      key=lambda i: (times[i], tags[i], i))
+        sat = np.zeros((len(rows), 3), dtype=np.bool_)
+        sat[np.arange(len(rows)), [TAGS.index(tags[i]) for i in rows]] = True
+        for match in enumerate_matches(query, sat, np.array([times[i] for i in rows])):
+            want_rows.append((key, [rows[e] for e in match.events], list(match.names)))
+    assert [(k, r, v) for k, r, v in zip(got.get("key", []), got["rows"], got["vars"],
+                                         strict=True)] == want_rows, text
+    events = m.run_timed(times, tags, keys=keys, per="event")
+    assert events["row"].tolist() == [r for _, rows, _ in want_rows for r in rows]
+    assert (events["time"].to_numpy() == np.array(times, dtype=np.int64)[events["row"]]).all()
+
+
+def test_match_rows_columns_and_stamps() -> None:
+    m = qre("alphabet login, fail, ok; "
+            "match(seq(fail, plus(fail), ok), within 1min, skip past_last, strategy next)")
+    ts = pd.to_datetime(["2026-11-25T10:00:00Z", "2026-11-25T10:00:05Z",
+                         "2026-11-25T10:00:10Z", "2026-11-25T10:00:20Z"])
+    rows = m.run_timed(ts, ["fail", "fail", "fail", "ok"], keys=["u"] * 4)
+    assert rows.columns.tolist() == ["key", "match", "start", "end", "time", "rows", "vars"]
+    assert rows["rows"].tolist() == [[0, 1, 2, 3]]
+    assert rows["vars"].tolist() == [["fail", "fail", "fail", "ok"]]
+    assert str(rows["end"].dt.tz) == "UTC" and rows["end"][0] == ts[3]
+    absent = qre("alphabet fail, ok; match(seq(fail, not(ok)), within 60s)")
+    out = absent.run_timed([0, 5, 20, 200], ["fail", "fail", "ok", "fail"])
+    assert out["rows"].tolist() == [[3]] and out["time"].tolist() == [259]
+
+
+def test_untimed_run_keeps_input_order() -> None:
+    m = qre("alphabet a, b; match(seq[strict](a, b), skip to_next)")
+    out = m.run(["a", "a", "b", "b"], keys=[1, 2, 1, 2])
+    assert out["rows"].tolist() == [[0, 2], [1, 3]] and out["key"].tolist() == [1, 2]
+    with pytest.raises(ValueError, match="run_timed"):
+        qre("alphabet a; match(within(plus(a), 1s))").run(["a"])
+
+
+def test_derived_tags_are_conditions() -> None:
+    m = qre("alphabet r; tag hot = r where cur > 30; match(seq[next](hot, plus(r), hot))")
+    out = m.run(["r"] * 5, [31.0, 5.0, 6.0, 40.0, 1.0])
+    # next: plus(r) starts at the first r after the hot (r1), and the last hot follows
+    assert out["rows"].tolist() == [[0, 1, 2, 3], [0, 1, 3]]
+
+
+@pytest.mark.parametrize("text", [
+    "alphabet a, b, c; match(seq[next](a, plus[strict](b), not(c)), within 5s, "
+    "skip to_first b, strategy next, consume)",
+    "match(seq(a, times(b, 2, 2), times(c, 0, 1), times(b, 0, inf), times[any](a, 1, inf), "
+    "gap(seq(a, b), 2s)))",
+])
+def test_printed_text_reads_back(text: str) -> None:
+    program = parse(text)
+    assert parse(to_text(program)) == program
+
+
+@pytest.mark.parametrize(("text", "error", "message"), [
+    ("match(a, within 1s, within 2s)", QreSyntaxError, "given twice"),
+    ("once(match(a))", QreSyntaxError, "whole query"),
+    ("match(seq[soon](a, b))", QreSyntaxError, "contiguity 'soon'"),
+    ("match(a, skip to_first)", QreSyntaxError, "takes a variable"),
+    ("match(a, skip past_last a)", QreSyntaxError, "takes none"),
+    ("match(a, strategy eager)", QreSyntaxError, "strategy eager"),
+    ("match(times(a, 3, 2))", QreSyntaxError, "lo ≤ hi"),
+    ("match(seq(a, not(b)))", QreTypeError, "needs the option within"),
+    ("alphabet a, b; match(a, skip to_last b)", QreTypeError, "no variable 'b'"),
+    ("alphabet a; match(seq(a, c))", QreTypeError, "not an event tag"),
+    ("matched(seq(a, not(b)))", QreSyntaxError, "stands between"),
+    ("matches(times(a, 2))", QreTypeError, "are for match"),
+    ("matched(seq[next](a, b))", QreTypeError, "are for match"),
+])
+def test_errors_show_where(text: str, error: type, message: str) -> None:
+    with pytest.raises(error, match=message) as caught:
+        qre(text)
+    assert "^" in str(caught.value)
+
+
+def test_the_command_line_runs_a_match_query(capsys, tmp_path) -> None:
+    from qre.cli import main
+
+    events = tmp_path / "events.csv"
+    events.write_text("user,ts,tag\nu,0,fail\nu,5,fail\nv,6,fail\nu,9,ok\nv,100,ok\n")
+    query = "alphabet fail, ok; match(seq[next](fail, ok), within 1min)"
+    code = main(["run", query, "--input", str(events), "--time", "ts", "--key", "user",
+                 "--json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    rows = json.loads(out)
+    # each fail is followed by its first ok; v's ok comes too late
+    assert [(r["key"], json.loads(r["rows"])) for r in rows] == [("u", [0, 3]), ("u", [1, 3])]
+    for argv in (["compile", query], ["run", query, "--input", str(events)]):
+        assert main(argv) == 2
+        out, err = capsys.readouterr()
+        assert "Traceback" not in err and len(err.strip().splitlines()) == 1
