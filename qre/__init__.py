@@ -37,7 +37,7 @@ if TYPE_CHECKING:
     from .api import qre
     from .language import combinators
     from .language.errors import QreSyntaxError, QreTypeError
-    from .runtime.matches import Matcher
+    from .runtime.cer.matches import Matcher
     from .runtime.monitor import Monitor, Output, Session, Stats
 
 __all__ = ["Matcher", "Monitor", "Output", "QreSyntaxError", "QreTypeError", "Session", "Stats",
@@ -46,7 +46,7 @@ __all__ = ["Matcher", "Monitor", "Output", "QreSyntaxError", "QreTypeError", "Se
 _LAZY = {"qre": (".api", "qre"), "combinators": (".language.combinators", None),
          "QreSyntaxError": (".language.errors", "QreSyntaxError"),
          "QreTypeError": (".language.errors", "QreTypeError"),
-         "Matcher": (".runtime.matches", "Matcher"),
+         "Matcher": (".runtime.cer.matches", "Matcher"),
          **{name: (".runtime.monitor", name) for name in ("Monitor", "Output", "Session",
                                                           "Stats")}}
 """Each public name's module and its name there (None: the module itself)."""

@@ -31,7 +31,7 @@ from .language.lalr import KEYWORDS
 from .language.parser import parse
 from .language.sugar import SUGAR_FORMS
 from .language.typing import Typed, check, mentioned_tags, resolve
-from .runtime.matches import Matcher
+from .runtime.cer.matches import Matcher
 from .runtime.monitor import Monitor
 
 __all__ = ["qre"]

@@ -94,7 +94,7 @@ from .runtime.engines import ENGINES
 from .runtime.progress import configure_logging
 
 if TYPE_CHECKING:
-    from .runtime.matches import Matcher
+    from .runtime.cer.matches import Matcher
     from .runtime.monitor import Monitor
 
 __all__ = ["UsageError", "build_parser", "console", "main"]
@@ -299,7 +299,7 @@ class _Parser(argparse.ArgumentParser):
 def load_query(spec: str, alphabet: Sequence[str] | None = None, *,
                matches: bool = False) -> Monitor | Matcher:
     """A monitor for ``spec``: query text, ``@file`` (query text) or ``*.json`` (a DT);
-    a ``match(...)`` query's :class:`~qre.runtime.matches.Matcher` where ``matches``
+    a ``match(...)`` query's :class:`~qre.runtime.cer.matches.Matcher` where ``matches``
     (``qre run``), else a usage error: it has no DT to compile or check."""
     # Imported here: the compiler (and pandas, through the runtime) are for commands only.
     from dt import DT

@@ -22,7 +22,7 @@ import pandas as pd
 from .cli import EXIT_OK, UsageError, emit, load_query, one_line, parse_alphabet
 from .language.match_query import durations_used
 from .runtime import columns, frames
-from .runtime.matches import Matcher
+from .runtime.cer.matches import Matcher
 from .runtime.monitor import Monitor
 from .runtime.output import check_no_collision, result_columns
 from .runtime.progress import Progress

@@ -18,7 +18,7 @@ from qre.language.errors import QreSyntaxError, QreTypeError
 from qre.language.match_query import match_query
 from qre.language.parser import parse
 from qre.language.printer import to_text
-from qre.runtime.matches import Matcher
+from qre.runtime.cer.matches import Matcher
 
 TAGS = ("a", "b", "c")
 

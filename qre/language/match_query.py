@@ -2,7 +2,7 @@
 
 Pipeline position: parsed and checked :class:`~qre.language.ast.MatchRows` (a whole
 query) → **a match query per time resolution** → the match kernel (:mod:`codegen.cer`),
-run by :mod:`qre.runtime.matches`.
+run by :mod:`qre.runtime.cer.matches`.
 
 A pattern's tag names its variable and its condition: an event satisfies the
 condition of tag t when its tag (after derivation: ``tag hot = reading where …``) is t;
@@ -40,7 +40,7 @@ from . import ast
 from .errors import QreTypeError
 from .patterns import pattern_tags, walk_pattern
 
-__all__ = ["check_match_rows", "durations_used", "match_query"]
+__all__ = ["check_match_rows", "durations_used", "has_ending", "match_query"]
 
 
 def check_match_rows(q: ast.MatchRows, alphabet: Sequence[str]) -> None:
@@ -55,7 +55,7 @@ def check_match_rows(q: ast.MatchRows, alphabet: Sequence[str]) -> None:
     if q.skip_var is not None and q.skip_var not in _variables(q.pattern):
         raise QreTypeError(f"skip {q.skip} {q.skip_var}: the pattern has no variable "
                            f"{q.skip_var!r} (its variables are its tags)", span=q.span)
-    if _ending(q.pattern) and q.within is None:
+    if has_ending(q.pattern) and q.within is None:
         raise QreTypeError("not(...) at the end of a pattern needs the option within D: how "
                            "long to wait for the absent event", span=q.span)
 
@@ -73,7 +73,7 @@ def match_query(q: ast.MatchRows, alphabet: Sequence[str], delta_ns: int) -> Mat
     strategy = Contiguity(q.strategy)
     body = q.pattern
     ending: frozenset[int] = frozenset()
-    if _ending(body):
+    if has_ending(body):
         assert isinstance(body, ast.PatternSeq)
         last = body.parts[-1]
         assert isinstance(last, ast.PatternNot)
@@ -129,7 +129,8 @@ def _contiguity(p: ast.PatternSeq | ast.PatternPlus | ast.PatternTimes,
     return strategy if p.contiguity is None else Contiguity(p.contiguity)
 
 
-def _ending(p: ast.Pattern) -> bool:
+def has_ending(p: ast.Pattern) -> bool:
+    """Whether ``p`` ends in a negation (``seq(..., not(c))``)."""
     return isinstance(p, ast.PatternSeq) and isinstance(p.parts[-1], ast.PatternNot)
 
 

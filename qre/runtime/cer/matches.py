@@ -35,14 +35,14 @@ import pandas as pd
 from codegen.cer.tables import MatchTables, match_tables
 from dt.cer.automaton import automaton
 
-from ..language import ast
-from ..language.derive import Derivation
-from ..language.match_query import durations_used, match_query
-from . import columns
-from .keys import stream_ids_beside
-from .order import processing_events
-from .tag_codes import tag_codes
-from .times import TimeScale, event_times
+from ...language import ast
+from ...language.derive import Derivation
+from ...language.match_query import durations_used, match_query
+from .. import columns
+from ..keys import stream_ids_beside
+from ..order import processing_events
+from ..tag_codes import tag_codes
+from ..times import TimeScale, event_times
 
 __all__ = ["Matcher"]
 
@@ -134,7 +134,7 @@ class Matcher:
 
 
 def _delta_ns(scale: TimeScale) -> int:
-    from ..language.clock import UNIT_NS
+    from ...language.clock import UNIT_NS
 
     return UNIT_NS[scale.unit]
 
