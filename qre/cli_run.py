@@ -130,7 +130,8 @@ def _run_matches(args: argparse.Namespace, m: Matcher, frame: pd.DataFrame,
     keys = (None if args.key is None
             else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
     named = {name: frames.value_column(frame, name) for name in args.value or []}
-    values = next(iter(named.values())) if len(named) == 1 else named or None
+    fields = any(measure.field is not None for measure in m.query.measures)
+    values = next(iter(named.values())) if len(named) == 1 and not fields else named or None
     unknown = "skip" if args.skip_unknown else "error"
     if args.time is None:
         if durations_used(m.query):

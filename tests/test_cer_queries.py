@@ -4,6 +4,7 @@ the brute-force oracle per key; the syntax, its errors and its printing."""
 from __future__ import annotations
 
 import json
+import math
 import random
 
 import numpy as np
@@ -185,3 +186,56 @@ def test_the_command_line_runs_a_match_query(capsys, tmp_path) -> None:
         assert main(argv) == 2
         out, err = capsys.readouterr()
         assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(0, 2**32))
+def test_measures_are_functions_of_each_match_events(seed: int) -> None:
+    """Each measure, recomputed from the match's rows and variables in plain Python."""
+    rng = random.Random(seed)
+    pattern = _pattern_text(rng, 2)
+    var = rng.choice([t for t in TAGS if t in pattern] or ["a"])
+    text = (f"alphabet a, b, c; match({pattern}, measures [first({var}.x) as f, "
+            f"last({var}.x) as l, count({var}) as n, sum({var}.x) as s, min({var}.x) as lo, "
+            f"max({var}.x) as hi, avg({var}.x) as mean])")
+    m = _compiled(text)
+    if m is None:
+        return
+    n = rng.randint(0, 9)
+    tags = [rng.choice(TAGS) for _ in range(n)]
+    x = [rng.choice([0.5, 1.0, -2.0, 1e16, float("nan")]) for _ in range(n)]
+    out = m.run_timed(list(range(n)), tags, {"x": x})
+    for row in out.itertuples(index=False):
+        picked = [x[r] for r, v in zip(row.rows, row.vars, strict=True) if v == var]
+        assert row.n == len(picked)
+        if not picked:
+            assert all(math.isnan(getattr(row, c)) for c in ("f", "l", "s", "lo", "hi", "mean"))
+            continue
+        want = {"f": picked[0], "l": picked[-1], "s": math.fsum(picked),
+                "lo": min(picked) if not any(map(math.isnan, picked)) else math.nan,
+                "hi": max(picked) if not any(map(math.isnan, picked)) else math.nan,
+                "mean": math.fsum(picked) / len(picked)}
+        for column, value in want.items():
+            got = getattr(row, column)
+            assert got == value or (math.isnan(got) and math.isnan(value)), (column, text)
+
+
+@pytest.mark.parametrize(("text", "values", "message"), [
+    ("alphabet a; match(a, measures [first(a) as f])", {"x": [1.0]}, "reads the event values"),
+    ("alphabet a; match(a, measures [first(a.y) as f])", {"x": [1.0]}, "field 'y'"),
+    ("alphabet a; match(a, measures [first(a.y) as f])", [1.0], "field 'y'"),
+])
+def test_measures_name_what_they_lack(text: str, values: object, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        qre(text).run(["a"], values)
+
+
+@pytest.mark.parametrize(("text", "error", "message"), [
+    ("alphabet a, b; match(a, measures [count(b) as n])", QreTypeError, "no variable 'b'"),
+    ("match(a, measures [median(a) as m])", QreSyntaxError, "measure median"),
+    ("match(a, measures [count(a) as rows])", QreSyntaxError, "is a column"),
+    ("match(a, measures [count(a) as n, sum(a) as n])", QreSyntaxError, "one name"),
+])
+def test_measure_errors(text: str, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        qre(text)

@@ -62,6 +62,8 @@ __all__ = [
     "CONNECTIVES",
     "CONTIGUITIES",
     "HOLISTIC_FUNCTIONS",
+    "MATCH_COLUMNS",
+    "MEASURES",
     "PARAMETERS",
     "PAST_OPERATORS",
     "SIGNAL_FUNCTIONS",
@@ -87,6 +89,7 @@ __all__ = [
     "Let",
     "MatchRows",
     "Matches",
+    "Measure",
     "Name",
     "Not",
     "Once",
@@ -741,6 +744,24 @@ SKIPS = ("no_skip", "to_next", "past_last", "to_first", "to_last")
 """After-match skip policies of ``match(..., skip ...)`` (dt/cer/pattern.py)."""
 
 
+MEASURES = ("first", "last", "count", "sum", "min", "max", "avg")
+MATCH_COLUMNS = ("key", "match", "start", "end", "time", "rows", "vars")
+"""The columns of every row of ``match(...)`` (qre/runtime/cer/matches.py)."""
+"""Functions of a variable's values in a match (``measures [sum(b.amount) as total]``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Measure:
+    """``FUNCTION(VAR[.FIELD]) as NAME``: a column of ``match(...)``'s rows, the function
+    of the values (``cur``, or the field) of the match's events bound to VAR."""
+
+    function: str
+    var: str
+    field: str | None
+    name: str
+    span: Span | None = _NO_SPAN
+
+
 @dataclass(frozen=True, slots=True)
 class MatchRows:
     """``match(p, options)``: every match of p, a row each (issue 26; a whole query).
@@ -756,6 +777,7 @@ class MatchRows:
     strategy: str = "any"
     consume: bool = False
     span: Span | None = _NO_SPAN
+    measures: tuple[Measure, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

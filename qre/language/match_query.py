@@ -55,6 +55,11 @@ def check_match_rows(q: ast.MatchRows, alphabet: Sequence[str]) -> None:
     if q.skip_var is not None and q.skip_var not in _variables(q.pattern):
         raise QreTypeError(f"skip {q.skip} {q.skip_var}: the pattern has no variable "
                            f"{q.skip_var!r} (its variables are its tags)", span=q.span)
+    for measure in q.measures:
+        if measure.var not in _variables(q.pattern):
+            raise QreTypeError(f"measure {measure.name}: the pattern has no variable "
+                               f"{measure.var!r} (its variables are its tags)",
+                               span=measure.span)
     if has_ending(q.pattern) and q.within is None:
         raise QreTypeError("not(...) at the end of a pattern needs the option within D: how "
                            "long to wait for the absent event", span=q.span)

@@ -70,6 +70,8 @@ from .ast import (
     ANY_TAG,
     BUILTIN_OPS,
     CONTIGUITIES,
+    MATCH_COLUMNS,
+    MEASURES,
     SIGNAL_FUNCTIONS,
     SKIPS,
     Aggregate,
@@ -89,6 +91,7 @@ from .ast import (
     Let,
     Matches,
     MatchRows,
+    Measure,
     Name,
     Not,
     Once,
@@ -558,9 +561,27 @@ class _Converter:
             if strategy not in CONTIGUITIES:
                 raise self.error(f"strategy {strategy}: one of {', '.join(CONTIGUITIES)}",
                                  found["mo_strategy"])
+        measures = tuple(self.measure(t) for t in found["mo_measures"].children
+                         ) if "mo_measures" in found else ()
+        names = [m.name for m in measures]
+        if len(set(names)) != len(names):
+            raise self.error("two measures have one name", found["mo_measures"])
         return MatchRows(self.pattern(pattern_tree, depth, top=True),
                          None if within is None else self.duration(within.children[0]),
-                         skip, skip_var, strategy, "mo_consume" in found, _span(tree))
+                         skip, skip_var, strategy, "mo_consume" in found, _span(tree),
+                         measures)
+
+    def measure(self, tree: lark.Tree) -> Measure:
+        """``FUNCTION(VAR[.FIELD]) as NAME``."""
+        function, _, *field, name = (str(t) for t in tree.children)
+        if function not in MEASURES:
+            raise self.error(f"measure {function}: one of {', '.join(MEASURES)}", tree)
+        if name in MATCH_COLUMNS:
+            raise self.error(f"measure name {name!r} is a column of every match row "
+                             f"({', '.join(MATCH_COLUMNS)})", tree.children[-1])
+        return Measure(function, self.identifier(tree.children[1], "a variable"),
+                       field[0] if field else None, self.identifier(tree.children[-1],
+                                                                    "a measure"), _span(tree))
 
     def fold(self, tree: lark.Tree, depth: int,
              node: type[WindowFold] | type[RunningFold]) -> WindowFold | RunningFold:

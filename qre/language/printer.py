@@ -188,6 +188,10 @@ def _match_rows(q: MatchRows) -> str:
         options.append(f"strategy {q.strategy}")
     if q.consume:
         options.append("consume")
+    if q.measures:
+        shown = ", ".join(f"{m.function}({m.var}{'' if m.field is None else '.' + m.field}) "
+                          f"as {m.name}" for m in q.measures)
+        options.append(f"measures [{shown}]")
     return f"match({', '.join([_pattern(q.pattern), *options])})"
 
 

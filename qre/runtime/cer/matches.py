@@ -25,6 +25,8 @@ Cost: the kernel's O(positions + transitions) per event plus the matches' enumer
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
 from typing import Any, Literal
@@ -81,8 +83,9 @@ class Matcher:
         (key_ids, key_values) = _stream_ids(keys, n)
         kept = np.flatnonzero(codes >= 0)
         order = kept[np.argsort(key_ids[kept], kind="stable")]
-        return self._rows(order, key_ids[order], np.zeros(len(order), dtype=np.int64), codes,
+        rows = self._rows(order, key_ids[order], np.zeros(len(order), dtype=np.int64), codes,
                           key_values, keys is not None, None, per, _UNTIMED_DELTA_NS)
+        return self._with_measures(rows, values, per)
 
     def run_timed(self, times: Any, tags: Any, values: Any = None, *, keys: Any = None,
                   time_unit: str = "s", per: Literal["match", "event"] = "match",
@@ -100,8 +103,27 @@ class Matcher:
         kept = None if int(codes.min(initial=0)) >= 0 else np.flatnonzero(codes >= 0)
         in_order = processing_events(key_ids, clock, tags, codes, self.alphabet,
                                      columns.values(values), tiebreak, rows=kept)
-        return self._rows(in_order.order, in_order.key, in_order.time, codes, key_values,
+        rows = self._rows(in_order.order, in_order.key, in_order.time, codes, key_values,
                           keys is not None, scale, per, _delta_ns(scale))
+        return self._with_measures(rows, values, per)
+
+    def _with_measures(self, rows: pd.DataFrame, values: Any, per: str) -> pd.DataFrame:
+        """``rows`` (per match) with a column per measure: the function of the values of
+        each match's events bound to its variable (:func:`_per_match`)."""
+        if per != "match" or not self.query.measures:
+            return rows
+        lengths = np.array([len(r) for r in rows["rows"]], dtype=np.int64)
+        match = np.repeat(np.arange(len(rows)), lengths)
+        events = np.array([r for rs in rows["rows"] for r in rs], dtype=np.int64)
+        names = np.array([v for vs in rows["vars"] for v in vs], dtype=object)
+        data = columns.values(values)
+        for measure in self.query.measures:
+            picked = names == measure.var
+            values_read = (np.ones(int(picked.sum())) if measure.function == "count" else
+                           _measured(data, measure.field, measure.name)[events[picked]])
+            rows[measure.name] = _per_match(measure.function, match[picked], values_read,
+                                            len(rows))
+        return rows
 
     def _codes(self, tags: Any, values: Any, unknown_tags: str) -> np.ndarray:
         if unknown_tags not in ("error", "skip"):
@@ -131,6 +153,42 @@ class Matcher:
             _, offsets, events, positions = run_matches(tables, sat, time[lo:hi])
             found.append((int(key[lo]), offsets, rows[events], time[lo:hi][events], positions))
         return _frame(found, tables, key_values, keyed, scale, per)
+
+
+def _per_match(function: str, match: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """``function`` of each match's ``values`` (grouped by ``match``, in event order):
+    count; sum and avg exact (``math.fsum``: rounded once); min and max (NaN if one is
+    NaN); first and last; NaN for a match without such an event (count 0)."""
+    out = np.zeros(n, dtype=np.int64) if function == "count" else np.full(n, np.nan)
+    if len(match) == 0:
+        return out
+    ids, starts = np.unique(match, return_index=True)
+    ends = np.append(starts[1:], len(match))
+    if function in ("count", "first", "last", "min", "max"):
+        pick = {"count": lambda: ends - starts, "first": lambda: values[starts],
+                "last": lambda: values[ends - 1],
+                "min": lambda: np.minimum.reduceat(values, starts),
+                "max": lambda: np.maximum.reduceat(values, starts)}[function]
+        out[ids] = pick()
+        return out
+    for i, lo, hi in zip(ids, starts, ends, strict=True):
+        total = math.fsum(values[lo:hi])
+        out[i] = total if function == "sum" else total / (hi - lo)
+    return out
+
+
+def _measured(data: Any, field: str | None, measure: str) -> np.ndarray:
+    """The float64 values a measure reads: ``cur`` (the values column) or a field of
+    records; a ValueError naming the measure when the values do not have it."""
+    if field is None:
+        if data is None or isinstance(data, Mapping | pd.DataFrame):
+            raise ValueError(f"measure {measure} reads the event values (cur): pass one "
+                             f"column of values")
+        return np.asarray(data, dtype=np.float64)
+    if not isinstance(data, Mapping | pd.DataFrame) or field not in data:
+        raise ValueError(f"measure {measure} reads the field {field!r}: pass values as "
+                         f"records (a dict of columns or a DataFrame) with it")
+    return np.asarray(data[field], dtype=np.float64)
 
 
 def _delta_ns(scale: TimeScale) -> int:
