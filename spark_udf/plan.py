@@ -35,8 +35,8 @@ from qre.runtime.output import check_no_collision, result_columns
 from qre.runtime.timed import is_timed, needed_fields
 
 __all__ = ["LATE", "START", "Plan", "check_arguments", "concat_rows", "feed_in_runs", "frame_rows",
-           "make_plan", "monitor_fingerprint", "nan_for_null", "order_of", "spark_frame",
-           "worker_monitor"]
+           "make_plan", "monitor_fingerprint", "nan_for_null", "order_of", "session_time_zone",
+           "spark_frame", "worker_monitor"]
 
 
 def monitor_fingerprint(m: Monitor) -> str:
@@ -209,7 +209,7 @@ def make_plan(caller: str, df: Any, monitor: Monitor, key: str, time: str, tag: 
         monitor.prepare("codegen", background=True)
     return Plan(_dt_text(monitor), tuple(monitor.alphabet), key, time, tag, values, ties,
                 reads_scalar_cur, monitor.outputs, engine, unknown_tags,
-                _session_time_zone(df), monitor.clock, monitor.derivation, shown, prefix,
+                session_time_zone(df), monitor.clock, monitor.derivation, shown, prefix,
                 () if monitor.windows is None else monitor.windows.windows)
 
 
@@ -280,7 +280,7 @@ def spark_frame(df: Any, caller: str) -> Any:
     return df
 
 
-def _session_time_zone(df: Any) -> str:
+def session_time_zone(df: Any) -> str:
     """The Spark session's time zone (UTC for a pandas frame, as the rules' tests use)."""
     session = getattr(df, "sparkSession", None)
     return "UTC" if session is None else session.conf.get("spark.sql.session.timeZone")

@@ -29,10 +29,12 @@ from typing import Any
 import numpy as np
 
 from qre.language.clock import UNIT_NS
+from qre.runtime.cer.matches import Matcher
 from qre.runtime.keys import stream_ids
 from qre.runtime.monitor import Monitor
 from qre.runtime.times import TimeError
 
+from .matches import match_rows
 from .plan import (
     START,
     Plan,
@@ -48,7 +50,7 @@ from .plan import (
 __all__ = ["monitor_timed"]
 
 
-def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
+def monitor_timed(df: Any, monitor: Monitor | Matcher, key: str, time: str, tag: str,
                   value: str | Sequence[str] | None = None, *, time_unit: str = "s",
                   tiebreak: str | Sequence[str] = (), keep: str | Sequence[str] | None = None,
                   prefix: str = "", dedup: bool = False, engine: str = "auto",
@@ -64,10 +66,18 @@ def monitor_timed(df: Any, monitor: Monitor, key: str, time: str, tag: str,
     columns (``keep``: only these; null for a tick's row), then ``status`` and
     ``value`` (names starting with ``prefix``). The other options are those of
     :func:`qre.runtime.timed.run_timed`. Raises ValueError at once for a missing column,
-    a name collision or value columns that do not fit the query.
+    a name collision or value columns that do not fit the query. A ``match(...)``
+    query's :class:`~qre.runtime.cer.matches.Matcher` gives one row per match instead
+    (:func:`spark_udf.matches.match_rows`).
     """
     from pyspark.sql.types import StructType
 
+    if isinstance(monitor, Matcher):
+        if dedup or prefix or undefined != "drop":
+            raise ValueError("monitor_timed: a match query's rows are its matches: dedup, "
+                             "prefix and undefined do not apply")
+        return match_rows(df, monitor, key, time, tag, value, time_unit=time_unit,
+                          tiebreak=tiebreak, keep=keep, unknown_tags=unknown_tags)
     if not isinstance(time_unit, str) or time_unit not in UNIT_NS:
         raise ValueError(f"monitor_timed: time_unit must be one of {', '.join(UNIT_NS)}")
     if not isinstance(undefined, str) or undefined not in ("drop", "keep"):
