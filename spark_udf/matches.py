@@ -7,8 +7,8 @@ Pipeline position: the last stage for a :class:`~qre.runtime.cer.matches.Matcher
 and last events' times) and ``time`` (the stamp) in the time column's type, ``vars``
 (each event's variable), ``events`` (the matched rows, each a struct of the input
 columns — ``keep`` chooses them), then one column per measure (double; ``count``
-long). A Spark row has no row number: ``events`` stands for the pandas result's
-``rows``.
+long), then ``timeout`` for a query that reports timed-out partial matches. A Spark
+row has no row number: ``events`` stands for the pandas result's ``rows``.
 
 How it runs: as ``monitor_timed`` — ``repartition(key)``, ``mapInArrow``, each
 partition's events through ``run_timed`` in one call, so a partition must fit a
@@ -38,7 +38,14 @@ def match_rows(df: Any, matcher: Matcher, key: str, time: str, tag: str,
     """The matches of ``matcher`` per key of ``df`` (module docstring). ``value`` names
     the column read as ``cur`` or the columns read as ``cur.FIELD`` (by measures and
     derived tags' predicates); ``tiebreak`` orders equal times before the tag."""
-    from pyspark.sql.types import ArrayType, LongType, StringType, StructField, StructType
+    from pyspark.sql.types import (
+        ArrayType,
+        BooleanType,
+        LongType,
+        StringType,
+        StructField,
+        StructType,
+    )
 
     df = spark_frame(df, "monitor_timed")
     values = [] if value is None else [value] if isinstance(value, str) else list(value)
@@ -61,7 +68,9 @@ def match_rows(df: Any, matcher: Matcher, key: str, time: str, tag: str,
                          *(StructField(c, fields[time].dataType) for c in
                            ("start", "end", "time")),
                          StructField("vars", ArrayType(StringType())),
-                         StructField("events", ArrayType(event)), *measures])
+                         StructField("events", ArrayType(event)), *measures,
+                         *([StructField("timeout", BooleanType())] if matcher.query.timeouts
+                           else [])])
     columns = list(dict.fromkeys(needed))
     timezone = session_time_zone(df)
     options = (matcher, key, time, tag, values, ties, kept, time_unit, unknown_tags)
@@ -120,7 +129,9 @@ def _run_partition(batches: Iterator[Any], options: tuple[Any, ...], schema: Any
                *(pa.array(out[c], from_pandas=True).cast(time_type)
                  for c in ("start", "end", "time")),
                names, events.cast(arrow.field("events").type),
-               *(pa.array(out[m.name].to_numpy()) for m in matcher.query.measures)]
+               *(pa.array(out[m.name].to_numpy()) for m in matcher.query.measures),
+               *([pa.array(out["timeout"].to_numpy(dtype=bool))] if matcher.query.timeouts
+                 else [])]
     yield pa.RecordBatch.from_arrays(columns, schema=arrow)
 
 

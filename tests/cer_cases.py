@@ -36,37 +36,44 @@ def random_junction(rng: random.Random, conditions: int) -> Junction:
     return Junction(rng.choice(list(Contiguity)), forbid)
 
 
-def random_pattern(rng: random.Random, conditions: int, depth: int = 3) -> Pattern:
+def random_pattern(rng: random.Random, conditions: int, depth: int = 3, *,
+                   timed: bool = True) -> Pattern:
     """A random pattern over conditions 0..conditions − 1 (a Var's name is its
-    condition's, except now and then another variable on the same condition)."""
+    condition's, except now and then another variable on the same condition); without
+    ``timed``, no Within or Gap node."""
     roll = rng.random()
     if depth == 0 or roll < 0.3:
         cond = rng.randrange(conditions)
         name = NAMES[cond] if rng.random() < 0.85 else NAMES[(cond + 1) % conditions] + "2"
         return Var(name, cond)
     if roll < 0.55:
-        parts = tuple(random_pattern(rng, conditions, depth - 1)
+        parts = tuple(random_pattern(rng, conditions, depth - 1, timed=timed)
                       for _ in range(rng.choice((2, 2, 3))))
         return Seq(parts, tuple(random_junction(rng, conditions) for _ in parts[1:]))
     if roll < 0.62:
-        return Alt(tuple(random_pattern(rng, conditions, depth - 1) for _ in range(2)))
-    if roll < 0.87:
+        return Alt(tuple(random_pattern(rng, conditions, depth - 1, timed=timed)
+                         for _ in range(2)))
+    if roll < 0.87 or not timed:
         lo = rng.choice((0, 1, 1, 2))
         hi = rng.choice((None, None, max(lo, 1), lo + 1, lo + 2))
-        return Repeat(random_pattern(rng, conditions, depth - 1), lo, hi,
+        return Repeat(random_pattern(rng, conditions, depth - 1, timed=timed), lo, hi,
                       random_junction(rng, conditions))
     body = random_pattern(rng, conditions, depth - 1)
     return (Within if rng.random() < 0.6 else Gap)(body, rng.randint(1, 4))
 
 
-def random_query(rng: random.Random, conditions: int = 3) -> MatchQuery:
-    pattern = random_pattern(rng, conditions)
+def random_query(rng: random.Random, conditions: int = 3, *,
+                 timeouts: bool = False) -> MatchQuery:
+    """A random query; with ``timeouts``, one that reports them (a within, a pattern
+    without Within or Gap, at most two levels deep: the oracle's timeouts are costly)."""
+    pattern = (random_pattern(rng, conditions, 2, timed=False) if timeouts
+               else random_pattern(rng, conditions))
     kind = rng.choice(list(SkipKind))
     var = rng.choice(variables(pattern)) if kind in (SkipKind.TO_FIRST, SkipKind.TO_LAST) else None
-    within = rng.randint(1, 5) if rng.random() < 0.5 else None
+    within = rng.randint(1, 5) if timeouts or rng.random() < 0.5 else None
     ending = (frozenset(rng.sample(range(conditions), 1))
               if within is not None and rng.random() < 0.4 else frozenset())
-    return MatchQuery(pattern, Skip(kind, var), rng.random() < 0.2, within, ending)
+    return MatchQuery(pattern, Skip(kind, var), rng.random() < 0.2, within, ending, timeouts)
 
 
 def random_word(rng: random.Random, n: int, conditions: int = 3) -> tuple[np.ndarray, np.ndarray]:

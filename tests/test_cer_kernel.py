@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codegen.cer import compile_query, find_matches
+from codegen.cer import compile_query, find_matches, find_timeouts
 from dt.cer.automaton import automaton
-from dt.cer.oracle import enumerate_matches
+from dt.cer.oracle import enumerate_matches, enumerate_timeouts
 from dt.cer.pattern import (
     Contiguity,
     Junction,
@@ -48,6 +48,22 @@ def test_kernel_equals_oracle_on_every_prefix(seed: int) -> None:
         want = enumerate_matches(query, sat[:n], times[:n])
         got = find_matches(tables, sat[:n], times[:n])
         assert got == want, (query, sat[:n].astype(int).tolist(), times[:n].tolist())
+
+
+@settings(max_examples=100)
+@given(st.integers(0, 2**32))
+def test_timeouts_equal_the_oracle(seed: int) -> None:
+    """The partial matches that time out (Flink's timeout side output), and the matches
+    beside them, on random queries with a within."""
+    rng = random.Random(seed)
+    query = random_query(rng, timeouts=True)
+    tables = _compiled(query)
+    if tables is None:
+        return
+    sat, times = random_word(rng, rng.randint(1, 6))
+    assert find_timeouts(tables, sat, times) == enumerate_timeouts(query, sat, times), (
+        query, sat.astype(int).tolist(), times.tolist())
+    assert find_matches(tables, sat, times) == enumerate_matches(query, sat, times)
 
 
 @settings(max_examples=20)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dt.cer.oracle import enumerate_matches
+from dt.cer.oracle import enumerate_matches, enumerate_timeouts
 from qre import qre
 from qre.language.errors import QreSyntaxError, QreTypeError
 from qre.language.match_query import match_query
@@ -59,6 +59,9 @@ def _query_text(rng: random.Random) -> str:
     options.append(f"strategy {rng.choice(['strict', 'next', 'any'])}")
     if rng.random() < 0.2:
         options.append("consume")
+    if options[0].startswith("within") and "within(" not in pattern and "gap(" not in pattern \
+            and rng.random() < 0.5:
+        options.append("timeouts")
     return f"alphabet a, b, c; match({', '.join([pattern, *options])})"
 
 
@@ -86,7 +89,7 @@ def test_match_rows_equal_the_oracle_per_key(seed: int) -> None:
     m = _compiled(text)
     if m is None:
         return
-    n = rng.randint(0, 14)
+    n = rng.randint(0, 10 if "timeouts" in text else 14)
     keys = [rng.choice("xy") for _ in range(n)]
     times = [rng.randint(0, 8) for _ in range(n)]
     tags = [rng.choice(TAGS) for _ in range(n)]
@@ -98,7 +101,12 @@ def test_match_rows_equal_the_oracle_per_key(seed: int) -> None:
                       key=lambda i: (times[i], tags[i], i))
         sat = np.zeros((len(rows), 3), dtype=np.bool_)
         sat[np.arange(len(rows)), [TAGS.index(tags[i]) for i in rows]] = True
-        for match in enumerate_matches(query, sat, np.array([times[i] for i in rows])):
+        clock = np.array([times[i] for i in rows])
+        found = [(m, 0 if query.ending else 2) for m in enumerate_matches(query, sat, clock)]
+        if query.timeouts:
+            found += [(m, 1) for m in enumerate_timeouts(query, sat, clock)]
+        found.sort(key=lambda mp: (mp[0].emitted, mp[1]))  # stable: each list is in order
+        for match, _ in found:
             want_rows.append((key, [rows[e] for e in match.events], list(match.names)))
     assert [(k, r, v) for k, r, v in zip(got.get("key", []), got["rows"], got["vars"],
                                          strict=True)] == want_rows, text
@@ -238,4 +246,14 @@ def test_measures_name_what_they_lack(text: str, values: object, message: str) -
 ])
 def test_measure_errors(text: str, error: type, message: str) -> None:
     with pytest.raises(error, match=message):
+        qre(text)
+
+
+@pytest.mark.parametrize("text", [
+    "alphabet a, b; match(seq(a, b), timeouts)",
+    "alphabet a, b; match(seq(a, within(b, 1s)), within 5s, timeouts)",
+    "alphabet a, b; match(gap(seq(a, b), 1s), within 5s, timeouts)",
+])
+def test_timeouts_need_a_plain_within(text: str) -> None:
+    with pytest.raises(QreTypeError, match="timeouts need the option within"):
         qre(text)

@@ -26,6 +26,7 @@ def _frame(seed: int, n: int) -> pd.DataFrame:
     "alphabet a, b, c; match(seq[next](a, plus(b), c), within 20s, skip past_last, "
     "measures [sum(b.amount) as total, count(b) as n])",
     "alphabet a, b, c; match(seq(a, not(c)), within 10s, measures [first(a.amount) as fa])",
+    "alphabet a, b, c; match(seq[next](a, b, c), within 15s, timeouts)",
 ])
 def test_matches_on_spark_equal_run_timed(spark, text):
     from spark_udf import monitor_timed
@@ -39,7 +40,8 @@ def test_matches_on_spark_equal_run_timed(spark, text):
     assert len(want) > 0
 
     def rows_of(side: pd.DataFrame, key: str, events: pd.Series) -> list:
-        measures = [c.name for c in m.query.measures]
+        measures = [c.name for c in m.query.measures] + (["timeout"] if m.query.timeouts
+                                                          else [])
         return sorted((k, tuple(e), str(s), str(t), tuple(v), *(side[c].iloc[i]
                                                               for c in measures))
                       for i, (k, e, s, t, v) in enumerate(zip(

@@ -21,7 +21,7 @@ from dt.cer.pattern import Match, MatchQuery
 
 from .tables import MatchTables, match_tables
 
-__all__ = ["MatchTables", "compile_query", "find_matches", "match_tables"]
+__all__ = ["MatchTables", "compile_query", "find_matches", "find_timeouts", "match_tables"]
 
 
 def compile_query(query: MatchQuery) -> MatchTables:
@@ -39,10 +39,22 @@ def find_matches(query: MatchQuery | MatchTables, sat: np.ndarray,
     >>> [m.events for m in find_matches(q, sat, [0, 1, 2])]
     [(0, 2), (1, 2)]
     """
+    return _found(query, sat, times, timeouts=False)
+
+
+def find_timeouts(query: MatchQuery | MatchTables, sat: np.ndarray,
+                  times: Sequence[int] | np.ndarray) -> list[Match]:
+    """The partial matches that time out (a query with ``timeouts``), in emission order."""
+    return _found(query, sat, times, timeouts=True)
+
+
+def _found(query: MatchQuery | MatchTables, sat: np.ndarray,
+           times: Sequence[int] | np.ndarray, *, timeouts: bool) -> list[Match]:
     from .kernel import run_matches  # Numba, imported when a run needs it
 
     tables = query if isinstance(query, MatchTables) else compile_query(query)
-    emitted, offsets, events, positions = run_matches(tables, sat, np.asarray(times))
+    out = run_matches(tables, sat, np.asarray(times))
+    emitted, offsets, events, positions = out[4:] if timeouts else out[:4]
     names = tables.position_names
     return [Match(int(emitted[j]), tuple(int(e) for e in events[offsets[j]:offsets[j + 1]]),
                   tuple(names[p] for p in positions[offsets[j]:offsets[j + 1]]))

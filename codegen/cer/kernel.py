@@ -69,26 +69,27 @@ _NO_SKIP, _TO_NEXT, _PAST_LAST, _TO_FIRST, _TO_LAST = range(5)
 
 
 def run_matches(tables: MatchTables, sat: np.ndarray, times: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+                ) -> tuple[np.ndarray, ...]:
     """The kept matches of one key: ``emitted`` int64[m], ``offsets`` int64[m + 1], and
-    per matched event ``events`` int64[·] (numbers) and ``positions`` int64[·]."""
+    per matched event ``events`` int64[·] (numbers) and ``positions`` int64[·]; then the
+    same four arrays for the partial matches that timed out (empty unless the query asks
+    for timeouts)."""
     k = tables.duration.shape[0]
     nodes, dead, meta = empty_graph(k)
     out = _run(tables.cond, tables.initial, tables.final, tables.in_scope, tables.name_rank,
                tables.in_ptr, tables.src, tables.dst, tables.mode, tables.forbid_ptr,
                tables.forbid, tables.gap, tables.step, tables.duration, tables.transition_of,
                tables.whole, tables.within, tables.ending, tables.skip, tables.skip_names,
-               tables.consume,
+               tables.consume, tables.timeouts,
                np.ascontiguousarray(sat, dtype=np.bool_),
                np.ascontiguousarray(times, dtype=np.int64), nodes, dead, meta)
-    m, offsets, events, positions = out
-    return m, offsets, events, positions
+    return out
 
 
 @numba.jit(**_JIT)
 def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forbid_ptr, forbid,
          gap, step, duration, transition_of, whole, within, ending, skip, skip_names, consume,
-         sat, times, nodes, dead, meta):
+         timeouts, sat, times, nodes, dead, meta):
     n = times.shape[0]
     n_pos = cond.shape[0]
     n_tr = src.shape[0]
@@ -105,7 +106,11 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
     cand_ev = np.zeros((64, 2), dtype=np.int64)
     held = np.zeros((16 if ending.shape[0] else 0, 3), dtype=np.int64)
     held_ev = np.zeros((64, 2), dtype=np.int64)
-    counts = np.zeros(6, dtype=np.int64)  # kept, kept_ev, cand, cand_ev, held, held_ev
+    timed = np.zeros((16 if timeouts else 0, 3), dtype=np.int64)
+    timed_ev = np.zeros((64 if timeouts else 0, 2), dtype=np.int64)
+    timed_until = NO_TIME  # partial matches starting at or before this time: reported
+    # kept, kept_ev, cand, cand_ev, held, held_ev, timed, timed_ev
+    counts = np.zeros(8, dtype=np.int64)
     path = np.zeros(n + 1, dtype=np.int64)
     bounds = np.zeros((n + 1, k), dtype=np.int64)
     per_event = n_pos + 2 * n_tr + 1
@@ -117,6 +122,12 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
             cand, cand_ev = _release(held, held_ev, counts, cand, cand_ev, t, i, sat, ending)
             dead, kept, kept_ev = _keep(cand, cand_ev, counts, i, name_rank, skip, skip_names,
                                         consume, consumed, dead, meta, kept, kept_ev)
+        if timeouts and t - within > timed_until:
+            cand, cand_ev, timed, timed_ev = _time_out(
+                nodes, dead, meta, waiting, src, final, path, bounds, in_scope,
+                transition_of, gap, step, duration, whole, consume, consumed, cand, cand_ev,
+                counts, timed_until, t - within, times, i, name_rank, timed, timed_ev)
+            timed_until = t - within
         if meta[0] + per_event > nodes.shape[0]:
             nodes = compact(nodes, meta, dead, waiting, t, whole, within, per_event)
         for q in range(n_pos):
@@ -130,7 +141,8 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
             if final[q] and new[q] >= 0:
                 cand, cand_ev = _enumerate(nodes, dead, meta, new[q], path, bounds, in_scope,
                                            transition_of, gap, step, duration, whole, consume,
-                                           consumed, cand, cand_ev, counts)
+                                           consumed, cand, cand_ev, counts, NO_TIME, 2**62,
+                                           times)
         if ending.shape[0]:
             held, held_ev = _hold(cand, cand_ev, counts, held, held_ev, times, within)
         else:
@@ -152,12 +164,73 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
         # NO_TIME: nothing more can come, every held match is released
         dead, kept, kept_ev = _keep(cand, cand_ev, counts, n, name_rank, skip, skip_names,
                                     consume, consumed, dead, meta, kept, kept_ev)
-    m = counts[0]
+    if timeouts:  # the input is complete: every partial match left times out
+        cand, cand_ev, timed, timed_ev = _time_out(
+            nodes, dead, meta, waiting, src, final, path, bounds, in_scope, transition_of,
+            gap, step, duration, whole, consume, consumed, cand, cand_ev, counts, timed_until,
+            2**62, times, n, name_rank, timed, timed_ev)
+    m = _flat(kept, kept_ev, counts[0], counts[1])
+    t = _flat(timed, timed_ev, counts[6], counts[7])
+    return m[0], m[1], m[2], m[3], t[0], t[1], t[2], t[3]
+
+
+@numba.jit(**_JIT)
+def _flat(rows, ev, m, used):
+    """(emitted, offsets, events, positions) of a buffer's first m matches."""
     offsets = np.zeros(m + 1, dtype=np.int64)
     for j in range(m):
-        offsets[j + 1] = offsets[j] + kept[j, 2]
-    used = counts[1]
-    return kept[:m, 0].copy(), offsets, kept_ev[:used, 0].copy(), kept_ev[:used, 1].copy()
+        offsets[j + 1] = offsets[j] + rows[j, 2]
+    return rows[:m, 0].copy(), offsets, ev[:used, 0].copy(), ev[:used, 1].copy()
+
+
+@numba.jit(**_JIT)
+def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, transition_of,
+              gap, step, duration, whole, consume, consumed, cand, cand_ev, counts, lo, hi,
+              times, emitted, name_rank, timed, timed_ev):
+    """Report the partial matches (not themselves matches) still waiting whose first event
+    lies in (lo, hi]: each waiting set's top OUT nodes once, their paths, in emission
+    order, without those a skip policy discarded or that use a consumed event."""
+    counts[2] = 0
+    counts[3] = 0
+    tops = np.empty(64, dtype=np.int64)
+    n_tops = 0
+    stack = np.empty(64, dtype=np.int64)
+    for e in range(waiting.shape[0]):
+        if waiting[e] < 0 or final[src[e]]:
+            continue
+        stack[0] = waiting[e]
+        top = 1
+        while top > 0:
+            top -= 1
+            x = stack[top]
+            if nodes[x, SUB + whole] <= lo or times[nodes[x, MINS]] > hi:
+                continue  # every start at or before lo, or after hi
+            if nodes[x, KIND] == UNION:
+                stack = grow_rows(stack, top + 2)
+                stack[top] = nodes[x, A]
+                stack[top + 1] = nodes[x, B]
+                top += 2
+            else:
+                tops = grow_rows(tops, n_tops + 1)
+                tops[n_tops] = x
+                n_tops += 1
+    for o in np.unique(tops[:n_tops]):
+        cand, cand_ev = _enumerate(nodes, dead, meta, o, path, bounds, in_scope, transition_of,
+                                   gap, step, duration, whole, consume, consumed, cand, cand_ev,
+                                   counts, lo, hi, times)
+    if counts[2] == 0:
+        return cand, cand_ev, timed, timed_ev
+    order = _order(cand, cand_ev, counts[2], name_rank)
+    for j in range(counts[2]):
+        c = order[j]
+        off, length = cand[c, 1], cand[c, 2]
+        used = False
+        for x in range(length):
+            used = used or (consume and consumed[cand_ev[off + x, 0]])
+        if covered(dead, meta, cand_ev[off, 0], cand_ev[off, 0]) or used:
+            continue
+        timed, timed_ev = _append(timed, timed_ev, counts, 6, emitted, cand_ev, off, length)
+    return cand, cand_ev, timed, timed_ev
 
 
 @numba.jit(**_JIT)
@@ -206,9 +279,9 @@ def _extend(nodes, meta, dead, waiting, q, i, t, initial, in_scope, in_ptr, gap,
 
 @numba.jit(**_JIT)
 def _enumerate(nodes, dead, meta, root, path, bounds, in_scope, transition_of, gap, step,
-               duration, whole, consume, consumed, cand, cand_ev, counts):
-    """Append every match of the set ``root`` (an OUT node of a final position) that
-    meets its gaps and within bounds, starts where no policy discarded, and uses no
+               duration, whole, consume, consumed, cand, cand_ev, counts, lo, hi, times):
+    """Append every match of the set ``root`` (an OUT node) that meets its gaps and
+    within bounds, starts where no policy discarded, at a time in (lo, hi], and uses no
     consumed event, to the candidates (start, events)."""
     k = duration.shape[0]
     t_end = nodes[root, TIME]
@@ -226,7 +299,7 @@ def _enumerate(nodes, dead, meta, root, path, bounds, in_scope, transition_of, g
         o = path[d - 1]
         t_o = nodes[o, TIME]
         if s_node == BOTTOM:
-            ok = not covered(dead, meta, nodes[o, A], nodes[o, A])
+            ok = lo < t_o <= hi and not covered(dead, meta, nodes[o, A], nodes[o, A])
             for s in range(k):
                 if in_scope[nodes[o, B], s] and t_o < bounds[d - 1, s]:
                     ok = False
@@ -235,8 +308,11 @@ def _enumerate(nodes, dead, meta, root, path, bounds, in_scope, transition_of, g
             continue
         if covered(dead, meta, nodes[s_node, MINS], nodes[s_node, MAXS]):
             continue
-        if whole >= 0 and nodes[s_node, SUB + whole] < bounds[d - 1, whole]:
+        if whole >= 0 and (nodes[s_node, SUB + whole] < bounds[d - 1, whole]
+                           or nodes[s_node, SUB + whole] <= lo):
             continue
+        if nodes[s_node, MINS] >= 0 and times[nodes[s_node, MINS]] > hi:
+            continue  # every start after hi (BOTTOM's -1 is no event)
         if nodes[s_node, KIND] == UNION:
             stack = grow_rows(stack, top + 2)
             stack[top, 0] = nodes[s_node, B]

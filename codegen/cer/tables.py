@@ -70,6 +70,7 @@ class MatchTables:
     skip: int
     skip_names: np.ndarray
     consume: bool
+    timeouts: bool
     names: tuple[str, ...]
     position_names: tuple[str, ...]
 
@@ -116,6 +117,7 @@ def match_tables(query: MatchQuery, auto: Automaton) -> MatchTables:
         skip=SKIP[query.skip.kind],
         skip_names=np.array([p.name == skip_var for p in positions], dtype=np.bool_),
         consume=query.consume,
+        timeouts=query.timeouts,
         names=names,
         position_names=tuple(p.name for p in positions),
     )

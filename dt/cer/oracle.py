@@ -364,3 +364,76 @@ def _discards(skip: Skip, kept: _Found, m: _Found) -> bool:
 def _share(kept: _Found, m: _Found) -> bool:
     """Whether two matches share an event (consumption)."""
     return not set(kept.events).isdisjoint(m.events)
+
+
+def enumerate_timeouts(query: MatchQuery, sat: np.ndarray, times: Sequence[int]
+                       ) -> list[Match]:
+    """The partial matches of ``query`` (which has a ``within`` W, and neither a gap nor
+    an inner ``within``) that time out, in emission order (Flink's timeout side output).
+
+    A partial match P — events e_1 … e_k (k ≥ 1) with occurrences, not itself a match —
+    times out at T = t(e_1) + W when, at T, it could still go on: some event right after
+    the last event before T would extend it towards a match. The oracle asks exactly
+    that: P followed by events that satisfy every condition, at time T − 1 just after the
+    last event before T, is the start of a match. P is emitted at the first event at T
+    or later (n at the end of the input), after the matches released by time there and
+    before those that event completes, unless a kept match emitted before it discarded
+    its start (skip policy) or consumed one of its events.
+    """
+    if query.within is None:
+        raise ValueError("timeouts need the query's within")
+    if any(isinstance(node, Gap | Within) for node in _nodes(query.pattern)):
+        raise ValueError("timeouts are defined without gap or inner within")
+    sat = _checked(query, sat, times)
+    n, width = sat.shape
+    kept = _kept(query, _ordered(query, sat, times, _found(query, sat, times)))
+    plain = MatchQuery(query.pattern, within=query.within)
+    longest = _needed(query.pattern)
+    out: list[tuple[int, _Found]] = []
+    seen: set[tuple[tuple[int, ...], tuple[Occurrence, ...]]] = set()
+    for s in range(n):
+        deadline = times[s] + query.within
+        j = next((k for k in range(s + 1, n) if times[k] >= deadline), n)
+        word = np.vstack([sat[:j], np.ones((longest, width), dtype=bool)])
+        clock = [*times[:j], *[deadline - 1] * longest]
+        complete = {(f.events, f.occurrences) for f in _found(plain, sat[:j], times[:j])}
+        for f in _found(plain, word, clock):
+            real = [e for e in f.events if e < j]
+            if f.events[0] != s or len(real) == len(f.events):
+                continue
+            prefix = (tuple(real), f.occurrences[:len(real)])
+            if prefix in complete or prefix in seen:
+                continue
+            seen.add(prefix)
+            before = [m for e, m in kept if e < j or (e == j and query.ending)]
+            partial = _Found(prefix[0], prefix[1], f.names[:len(real)])
+            if any(_discards(query.skip, m, partial) or (query.consume and _share(m, partial))
+                   for m in before):
+                continue
+            out.append((j, partial))
+    out.sort(key=lambda ef: (ef[0], ef[1].events, ef[1].names, ef[1].occurrences))
+    return [Match(j, f.events, f.names) for j, f in out]
+
+
+def _nodes(p: Pattern) -> Iterator[Pattern]:
+    yield p
+    if isinstance(p, Seq | Alt):
+        for part in p.parts:
+            yield from _nodes(part)
+    elif isinstance(p, Repeat | Within | Gap):
+        yield from _nodes(p.body)
+
+
+def _needed(p: Pattern) -> int:
+    """An upper bound on the events a partial match needs to complete, whatever its last
+    occurrence: from inside a Seq the rest of the Seq, inside an Alt its longest
+    shortest branch, inside a Repeat the rest of ``max(lo, 1)`` iterations."""
+    if isinstance(p, Var):
+        return 1
+    if isinstance(p, Seq):
+        return sum(_needed(part) for part in p.parts)
+    if isinstance(p, Alt):
+        return max(_needed(part) for part in p.parts)
+    if isinstance(p, Repeat):
+        return _needed(p.body) * max(p.lo, 1)
+    return _needed(p.body)

@@ -72,6 +72,15 @@ A :class:`Match` records the event it is emitted at; the emission order sorts by
 event, then matches released by time before those the event completes, then first
 event, events' numbers, variables' names.
 
+``timeouts`` (with ``within``, without ``Gap`` or inner ``Within``) also reports the
+partial matches that time out — Flink's timeout side output: a partial match (a
+non-empty prefix of a match's events with their occurrences, not itself a match) times
+out at its first event's time + ``within`` if it could still go on then (an event right
+after the last one before that time could extend it); it is emitted at the first event
+at that time or later (n at the end), after the matches released there by time and
+before those that event completes, unless a kept match emitted before it discarded its
+start or consumed one of its events (:func:`dt.cer.oracle.enumerate_timeouts`).
+
 Left out, with reasons in docs/API.md: conditions reading earlier events of the match
 (Flink's iterative conditions, ``MATCH_RECOGNIZE``'s ``PREV``/``LAST`` in ``DEFINE``)
 — they would make partial matches with equal events unequal, which the shared match
@@ -224,6 +233,7 @@ class MatchQuery:
     consume: bool = False
     within: int | None = None
     ending: frozenset[int] = frozenset()
+    timeouts: bool = False
 
     def __post_init__(self) -> None:
         if self.within is not None and self.within < 1:
@@ -231,6 +241,10 @@ class MatchQuery:
         if self.ending and self.within is None:
             raise ValueError("a negation at the end of a pattern needs within: nothing else "
                              "says how long to wait for the absent event")
+        if self.timeouts and (self.within is None or any(
+                isinstance(n, Within | Gap) for n in walk(self.pattern))):
+            raise ValueError("timeouts need the query's within, and no gap or inner within "
+                             "(a partial match then waits for its within alone)")
         if self.skip.var is not None and self.skip.var not in variables(self.pattern):
             raise ValueError(f"skip {self.skip.kind.value} {self.skip.var}: the pattern has "
                              f"no variable {self.skip.var}")

@@ -778,6 +778,7 @@ class MatchRows:
     consume: bool = False
     span: Span | None = _NO_SPAN
     measures: tuple[Measure, ...] = ()
+    timeouts: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -569,7 +569,7 @@ class _Converter:
         return MatchRows(self.pattern(pattern_tree, depth, top=True),
                          None if within is None else self.duration(within.children[0]),
                          skip, skip_var, strategy, "mo_consume" in found, _span(tree),
-                         measures)
+                         measures, "mo_timeouts" in found)
 
     def measure(self, tree: lark.Tree) -> Measure:
         """``FUNCTION(VAR[.FIELD]) as NAME``."""

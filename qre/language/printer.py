@@ -188,6 +188,8 @@ def _match_rows(q: MatchRows) -> str:
         options.append(f"strategy {q.strategy}")
     if q.consume:
         options.append("consume")
+    if q.timeouts:
+        options.append("timeouts")
     if q.measures:
         shown = ", ".join(f"{m.function}({m.var}{'' if m.field is None else '.' + m.field}) "
                           f"as {m.name}" for m in q.measures)

@@ -123,6 +123,8 @@ class Matcher:
                            _measured(data, measure.field, measure.name)[events[picked]])
             rows[measure.name] = _per_match(measure.function, match[picked], values_read,
                                             len(rows))
+        if "timeout" in rows:  # last, as on Spark
+            rows["timeout"] = rows.pop("timeout")
         return rows
 
     def _codes(self, tags: Any, values: Any, unknown_tags: str) -> np.ndarray:
@@ -145,14 +147,39 @@ class Matcher:
         tables = self.tables(delta_ns)
         width = len(self.alphabet)
         bounds = np.flatnonzero(np.diff(key, prepend=-1, append=-1)) if len(key) else [0]
-        found: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
+        found: list[_Found] = []
         for lo, hi in pairwise(bounds):
             rows = order[lo:hi]
             sat = np.zeros((hi - lo, width), dtype=np.bool_)
             sat[np.arange(hi - lo), codes[rows]] = True
-            _, offsets, events, positions = run_matches(tables, sat, time[lo:hi])
-            found.append((int(key[lo]), offsets, rows[events], time[lo:hi][events], positions))
+            offsets, events, positions, timed_out = _merged(
+                run_matches(tables, sat, time[lo:hi]), bool(len(tables.ending)))
+            found.append((int(key[lo]), offsets, rows[events], time[lo:hi][events], positions,
+                          timed_out))
         return _frame(found, tables, key_values, keyed, scale, per)
+
+
+_Found = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+"""Per key: its id, the matches' offsets into the next three (per event: input rows,
+times, positions), and whether each match is a timed-out partial match."""
+
+
+def _merged(out: tuple[np.ndarray, ...], ending: bool
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel's matches and timed-out partial matches of one key in one emission
+    order: at one event, matches released by time, then timeouts, then the matches the
+    event completes (``dt.cer.pattern``)."""
+    emitted, offsets, events, positions, t_emitted, t_offsets, t_events, t_positions = out
+    if len(t_emitted) == 0:
+        return offsets, events, positions, np.zeros(len(emitted), dtype=np.bool_)
+    phase = np.concatenate([np.full(len(emitted), 0 if ending else 2), np.ones(len(t_emitted))])
+    order = np.lexsort((phase, np.concatenate([emitted, t_emitted])))
+    lengths = np.concatenate([np.diff(offsets), np.diff(t_offsets)])
+    starts = np.concatenate([offsets[:-1], len(events) + t_offsets[:-1]])
+    picked = np.concatenate([np.arange(starts[j], starts[j] + lengths[j]) for j in order])
+    return (np.concatenate([[0], np.cumsum(lengths[order])]),
+            np.concatenate([events, t_events])[picked],
+            np.concatenate([positions, t_positions])[picked], order >= len(emitted))
 
 
 def _per_match(function: str, match: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
@@ -206,8 +233,7 @@ def _stream_ids(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
     return ids, values
 
 
-def _frame(found: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray]],
-           tables: MatchTables, key_values: np.ndarray, keyed: bool,
+def _frame(found: list[_Found], tables: MatchTables, key_values: np.ndarray, keyed: bool,
            scale: TimeScale | None, per: str) -> pd.DataFrame:
     """The output rows of the matches found per key (module docstring)."""
     names = np.array(tables.position_names, dtype=object)
@@ -222,13 +248,16 @@ def _frame(found: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray
         if keyed:
             frame["key"] = key_values[np.repeat(keys, lengths)]
         frame["match"] = np.repeat(match_ids, lengths)
-        frame["var"] = names[_cat([p for *_, p in found])]
-        frame["row"] = _cat([r for _, _, r, _, _ in found])
+        frame["var"] = names[_cat([f[4] for f in found])]
+        frame["row"] = _cat([f[2] for f in found])
         if scale is not None:
-            frame["time"] = scale.stamps(_cat([t for _, _, _, t, _ in found]))
+            frame["time"] = scale.stamps(_cat([f[3] for f in found]))
+        if tables.timeouts:
+            frame["timeout"] = np.repeat(np.concatenate([f[5] for f in found]) if found else
+                                         np.zeros(0, dtype=np.bool_), lengths)
         return pd.DataFrame(frame)
     rows, variables, starts, ends = [], [], [], []
-    for _, offsets, event_rows, event_times_, positions in found:
+    for _, offsets, event_rows, event_times_, positions, _ in found:
         for j in range(len(offsets) - 1):
             lo, hi = offsets[j], offsets[j + 1]
             rows.append(event_rows[lo:hi].tolist())
@@ -242,10 +271,16 @@ def _frame(found: list[tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray
         start, end = np.array(starts, dtype=np.int64), np.array(ends, dtype=np.int64)
         frame["start"] = scale.stamps(start)
         frame["end"] = scale.stamps(end)
-        # held for a negation at the end: stamped at the last instant it waited for
-        frame["time"] = scale.stamps(start + tables.within - 1 if len(tables.ending) else end)
+        # held for a negation at the end, or timed out: stamped at the last instant it
+        # waited for
+        waited = (np.concatenate([f[5] for f in found]) if found
+                  else np.zeros(0, dtype=np.bool_)) | bool(len(tables.ending))
+        frame["time"] = scale.stamps(np.where(waited, start + tables.within - 1, end))
     frame["rows"] = pd.Series(rows, dtype=object)
     frame["vars"] = pd.Series(variables, dtype=object)
+    if tables.timeouts:
+        frame["timeout"] = np.concatenate([f[5] for f in found]) if found else \
+            np.zeros(0, dtype=np.bool_)
     return pd.DataFrame(frame)
 
 

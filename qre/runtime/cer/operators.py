@@ -175,7 +175,7 @@ def _matcher_instances(m: Matcher, frame: pd.DataFrame, rows: np.ndarray, clock:
     sat = np.zeros((len(rows), len(m.alphabet)), dtype=np.bool_)
     sat[np.arange(len(rows)), codes] = True
     tables = m.tables(UNIT_NS[scale.unit])
-    _, offsets, events, positions = run_matches(tables, sat, clock[rows])
+    _, offsets, events, positions, *_ = run_matches(tables, sat, clock[rows])
     for j in range(len(offsets) - 1):
         ev = events[offsets[j]:offsets[j + 1]]
         yield int(clock[rows[ev[0]]]), int(clock[rows[ev[-1]]]), {
