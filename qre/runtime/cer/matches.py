@@ -62,6 +62,9 @@ class Matcher:
     source: str | None = None
     _tables: dict[int, MatchTables] = field(default_factory=dict, repr=False)
 
+    def __repr__(self) -> str:
+        return f"Matcher({self.source!r})" if self.source else f"Matcher({self.query!r})"
+
     def tables(self, delta_ns: int) -> MatchTables:
         """The kernel's tables for a run of resolution δ = ``delta_ns`` (cached)."""
         if delta_ns not in self._tables:

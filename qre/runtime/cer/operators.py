@@ -171,7 +171,11 @@ def _matcher_instances(m: Matcher, frame: pd.DataFrame, rows: np.ndarray, clock:
     if m.query.skip != "no_skip" or m.query.consume or has_ending(m.query.pattern):
         raise ValueError("T-CER needs a match query whose matches depend on their own events "
                          "only: no skip policy, no consume, no negation at the end")
-    codes = np.array([m.alphabet.index(t) for t in frame[tag].to_numpy()[rows]], dtype=np.int64)
+    if tag not in frame.columns:
+        raise ValueError(f"no tag column {tag!r} (columns: {', '.join(map(str, frame))})")
+    records = None if m.derivation is None else {  # derived tags read the columns
+        str(c): frame[c].to_numpy()[rows] for c in frame.columns}
+    codes = m._codes(frame[tag].to_numpy()[rows], records, "error")
     sat = np.zeros((len(rows), len(m.alphabet)), dtype=np.bool_)
     sat[np.arange(len(rows)), codes] = True
     tables = m.tables(UNIT_NS[scale.unit])
