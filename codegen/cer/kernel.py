@@ -116,12 +116,16 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
     per_event = n_pos + 2 * n_tr + 1
     for i in range(n):
         t = times[i]
-        if ending.shape[0]:
+        # The helpers take and return arrays: each call costs reference counting (about
+        # 0.2 us), so they are called only when they have something to do.
+        if counts[4] > 0:
             counts[2] = 0
             counts[3] = 0
             cand, cand_ev = _release(held, held_ev, counts, cand, cand_ev, t, i, sat, ending)
-            dead, kept, kept_ev = _keep(cand, cand_ev, counts, i, name_rank, skip, skip_names,
-                                        consume, consumed, dead, meta, kept, kept_ev)
+            if counts[2] > 0:
+                dead, kept, kept_ev = _keep(cand, cand_ev, counts, i, name_rank, skip,
+                                            skip_names, consume, consumed, dead, meta, kept,
+                                            kept_ev)
         if timeouts and t - within > timed_until:
             cand, cand_ev, timed, timed_ev = _time_out(
                 nodes, dead, meta, waiting, src, final, path, bounds, in_scope,
@@ -143,9 +147,9 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
                                            transition_of, gap, step, duration, whole, consume,
                                            consumed, cand, cand_ev, counts, NO_TIME, 2**62,
                                            times)
-        if ending.shape[0]:
+        if counts[2] > 0 and ending.shape[0]:
             held, held_ev = _hold(cand, cand_ev, counts, held, held_ev, times, within)
-        else:
+        elif counts[2] > 0:
             dead, kept, kept_ev = _keep(cand, cand_ev, counts, i, name_rank, skip, skip_names,
                                         consume, consumed, dead, meta, kept, kept_ev)
         for e in range(n_tr):
