@@ -1,6 +1,6 @@
 """Match patterns: the intermediate form of complex event recognition with match output.
 
-Pipeline position: the language's pattern AST (:mod:`qre.language.patterns`) → **a
+Pipeline position: the language's ``match(...)`` (:mod:`qre.language.match_query`) → **a
 :class:`MatchQuery`** → the position automaton (:mod:`dt.cer.automaton`) → the match
 kernel (:mod:`codegen.cer`). The brute-force enumerator (:mod:`dt.cer.oracle`) reads this
 form directly: it is the meaning, and the tests' oracle.
