@@ -100,10 +100,6 @@ class Automaton:
     transitions: tuple[Transition, ...]
     whole: int | None = None
 
-    def entered(self, q: int) -> tuple[int, ...]:
-        """The scopes a match starting at q starts (every scope holding q)."""
-        return tuple(sorted(self.positions[q].scopes))
-
 
 _Markers = tuple[Junction, ...]
 

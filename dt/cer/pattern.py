@@ -103,14 +103,6 @@ class Match:
     events: tuple[int, ...]
     names: tuple[str, ...]
 
-    @property
-    def first(self) -> int:
-        return self.events[0]
-
-    @property
-    def last(self) -> int:
-        return self.events[-1]
-
 
 class Contiguity(Enum):
     """How an event relates to the one before it in a match (see the module docstring)."""
