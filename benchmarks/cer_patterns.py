@@ -87,7 +87,7 @@ import numpy as np
 from results import RESULTS, write_section
 
 from codegen.cer import find_matches, kernel
-from codegen.cer.graph import FIELDS, compact, covered, empty_graph
+from codegen.cer.graph import FIELDS, NO_TIME, compact, covered, empty_graph
 from codegen.cer.kernel import _keep, run_matches
 from codegen.cer.tables import MatchTables
 from dt.cer.automaton import ScopeStep, automaton
@@ -360,13 +360,17 @@ def graph_size(run: Callable[..., Any], tables: MatchTables, sat: np.ndarray,
                times: np.ndarray) -> Graph:
     """Run ``run`` (:func:`_recorded_run`) as :func:`run_matches` runs the kernel."""
     k = tables.duration.shape[0]
-    nodes, dead, meta = empty_graph(k)
-    meta = np.concatenate([meta, np.zeros(5, dtype=np.int64)])
-    capacity = nodes.shape[0]
-    given = {"sat": sat, "times": times, "nodes": nodes, "dead": dead, "meta": meta}
-    # the loop's arguments by name: the tables' fields, then the events and the graph
+    state = kernel.MatchState.fresh(tables)
+    meta = np.concatenate([state.meta, np.zeros(5, dtype=np.int64)])
+    capacity = state.nodes.shape[0]
+    given = {"sat": sat, "times": times, "nodes": state.nodes, "dead": state.dead,
+             "meta": meta, "waiting": state.waiting, "held": state.held,
+             "held_ev": state.held_ev, "scalars": np.array([0, 0, 0, NO_TIME]),
+             "consumed": np.zeros(len(times) if tables.consume else 0, dtype=np.bool_),
+             "last": True, "until": NO_TIME}
+    # the loop's arguments by name: the tables' fields, then the events and the state
     names = inspect.signature(kernel._run.py_func).parameters  # type: ignore[attr-defined]
-    emitted, *_ = run(*(given[a] if a in given else getattr(tables, a) for a in names))
+    (emitted, *_), *_ = run(*(given[a] if a in given else getattr(tables, a) for a in names))
     compactions = int(meta[2])
     live = float(meta[3]) / compactions if compactions else float(meta[0])
     capacity = max(capacity, int(meta[4]))

@@ -201,6 +201,12 @@ def compact(nodes, meta, dead, roots, t, whole, within, room):
     out = np.zeros((size, nodes.shape[1]), dtype=np.int64)
     out[BOTTOM] = nodes[BOTTOM]
     remap[BOTTOM] = BOTTOM
+    # per new node: the least first event of its matches but the empty one, and whether
+    # it holds the empty one (BOTTOM), to make an OUT node's MINS exact again once some
+    # of its matches were dropped (else old starts would stay named for ever)
+    first = np.full(size, 2**62, dtype=np.int64)
+    bottom = np.zeros(size, dtype=np.bool_)
+    bottom[BOTTOM] = True
     meta[0] = 1
     stack = np.empty(64, dtype=np.int64)
     for r in range(roots.shape[0]):
@@ -234,20 +240,38 @@ def compact(nodes, meta, dead, roots, t, whole, within, room):
             top -= 1
             if meta[0] + 1 + room > out.shape[0]:
                 out = grow_rows(out, meta[0] + 1 + room)
+                first = _grow(first, out.shape[0], 2**62)
+                bottom = _grow(bottom, out.shape[0], False)
             if nodes[x, KIND] == UNION:
-                remap[x] = new_union(out, meta, remap[nodes[x, A]], remap[nodes[x, B]])
+                a, b = remap[nodes[x, A]], remap[nodes[x, B]]
+                y = new_union(out, meta, a, b)
+                if a >= 0 and b >= 0:
+                    first[y] = min(first[a], first[b])
+                    bottom[y] = bottom[a] or bottom[b]
+                remap[x] = y
             elif remap[nodes[x, C]] == -1:
                 remap[x] = -1
             else:
                 y = meta[0]
                 meta[0] += 1
+                c = remap[nodes[x, C]]
                 out[y] = nodes[x]
-                out[y, C] = remap[nodes[x, C]]
+                out[y, C] = c
+                first[y] = min(nodes[x, A] if bottom[c] else 2**62, first[c])
+                out[y, MINS] = first[y]
                 remap[x] = y
         roots[r] = remap[roots[r]]
     if 2 * (meta[0] + room) > out.shape[0]:
         out = grow_rows(out, 2 * (meta[0] + room))
     return out
+
+
+@numba.jit(**_JIT)
+def _grow(a, size, fill):
+    """``a`` extended to ``size`` entries with ``fill``."""
+    b = np.full(size, fill, dtype=a.dtype)
+    b[: a.shape[0]] = a
+    return b
 
 
 @numba.jit(**_JIT)

@@ -20,6 +20,14 @@ partial matches ending at p that may still take an event at q. At event i::
     waiting[t] = (∅ if t is strict, or next and i satisfies q's condition, or i
                   satisfies a forbidden condition, else waiting[t]) ∪ new[p]
 
+A key's input may come in parts (:func:`step_matches`): the state between parts
+(:class:`MatchState`) is the graph compacted to the waiting sets', the held matches, and
+the events they still name, renumbered from 0; a part runs over those events followed by
+its own, from the first of its own, and emits what one run over the whole input emits at
+the same events. A watermark (``until``) after a part releases the held matches and the
+timeouts due by then (a timeout waits while a held match that may consume its events
+does).
+
 Cost per event: O(P + T) node operations whatever the number of partial matches
 (constant for a fixed query), plus the enumeration: proportional to the matches
 emitted and their length when no policy discards and every constraint is exact at
@@ -33,6 +41,8 @@ holds the live partial matches' graph (at most doubled).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import numba
 import numpy as np
@@ -60,7 +70,7 @@ from .graph import (
 )
 from .tables import MatchTables
 
-__all__ = ["run_matches"]
+__all__ = ["MatchState", "run_matches", "step_matches"]
 
 _JIT = {"nopython": True, "cache": True, "nogil": True}
 _INTERNAL, _ENTERS = 1, 2
@@ -68,53 +78,160 @@ _STRICT, _NEXT = 0, 1
 _NO_SKIP, _TO_NEXT, _PAST_LAST, _TO_FIRST, _TO_LAST = range(5)
 
 
-def run_matches(tables: MatchTables, sat: np.ndarray, times: np.ndarray
-                ) -> tuple[np.ndarray, ...]:
-    """The kept matches of one key: ``emitted`` int64[m], ``offsets`` int64[m + 1], and
-    per matched event ``events`` int64[·] (numbers) and ``positions`` int64[·]; then the
-    same four arrays for the partial matches that timed out (empty unless the query asks
-    for timeouts)."""
-    k = tables.duration.shape[0]
-    nodes, dead, meta = empty_graph(k)
-    out = _run(tables.cond, tables.initial, tables.final, tables.in_scope, tables.name_rank,
-               tables.in_ptr, tables.src, tables.dst, tables.mode, tables.forbid_ptr,
-               tables.forbid, tables.gap, tables.step, tables.duration, tables.transition_of,
-               tables.whole, tables.within, tables.ending, tables.skip, tables.skip_names,
-               tables.consume, tables.timeouts,
-               np.ascontiguousarray(sat, dtype=np.bool_),
-               np.ascontiguousarray(times, dtype=np.int64), nodes, dead, meta)
-    return out
+def run_matches(tables: MatchTables, sat: np.ndarray, times: np.ndarray,
+                state: MatchState | None = None) -> tuple[np.ndarray, ...]:
+    """The kept matches of one key whose input ends here: ``emitted`` int64[m],
+    ``offsets`` int64[m + 1], and per matched event ``events`` int64[·] (numbers) and
+    ``positions`` int64[·]; then the same four arrays for the partial matches that timed
+    out (empty unless the query asks for timeouts). Events are numbered from the key's
+    first (``state.first`` + the carried events before this call's); a match held for a
+    negation at the end, or a timeout, found after the last event is emitted at its
+    number + 1."""
+    return _call(tables, sat, times, state, True, NO_TIME)[0]
+
+
+def step_matches(tables: MatchTables, sat: np.ndarray, times: np.ndarray,
+                 state: MatchState | None = None, until: int | None = None
+                 ) -> tuple[tuple[np.ndarray, ...], MatchState]:
+    """:func:`run_matches` on a part of a key's input, and the state the next part
+    resumes from: matches are emitted when they would be in one run over the whole
+    input. ``until`` (δ): no later event comes before this time (a watermark), so the
+    matches held for a negation at the end whose wait is over by then are released, and
+    the partial matches starting ``within`` or more before it time out (unless a held
+    match may still consume their events: then at the next event)."""
+    return _call(tables, sat, times, state, False, NO_TIME if until is None else int(until))
+
+
+@dataclass(frozen=True)
+class MatchState:
+    """A key's kernel state between two calls (:func:`step_matches`).
+
+    The live part of the match graph (``nodes``, ``dead``, ``meta``: :mod:`.graph`), the
+    sets waiting per transition, the matches held for a negation at the end (rows
+    (deadline, offset, length) and their events (number, position), ``held_counts``
+    of both), the time up to which timeouts were reported, and the carried events: those
+    the graph or the held matches still name, their ``times`` and whether a kept match
+    ``consumed`` them, numbered from 0 here and from ``first`` in the key's input."""
+
+    first: int
+    times: np.ndarray
+    consumed: np.ndarray
+    nodes: np.ndarray
+    dead: np.ndarray
+    meta: np.ndarray
+    waiting: np.ndarray
+    held: np.ndarray
+    held_ev: np.ndarray
+    held_counts: np.ndarray
+    timed_until: int
+
+    @property
+    def events(self) -> int:
+        """How many events are carried."""
+        return int(self.times.shape[0])
+
+    @classmethod
+    def fresh(cls, tables: MatchTables) -> MatchState:
+        """The state before a key's first event."""
+        nodes, dead, meta = empty_graph(tables.duration.shape[0])
+        return cls(0, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.bool_), nodes, dead,
+                   meta, np.full(tables.src.shape[0], -1, dtype=np.int64),
+                   np.zeros((16, 3), dtype=np.int64), np.zeros((64, 2), dtype=np.int64),
+                   np.zeros(2, dtype=np.int64), NO_TIME)
+
+
+def _call(tables: MatchTables, sat: np.ndarray, times: np.ndarray, state: MatchState | None,
+          final: bool, until: int) -> tuple[tuple[np.ndarray, ...], MatchState]:
+    state = MatchState.fresh(tables) if state is None else state
+    carried = state.events
+    sat = np.ascontiguousarray(sat, dtype=np.bool_)
+    all_sat = sat if carried == 0 else np.concatenate(
+        [np.zeros((carried, sat.shape[1]), dtype=np.bool_), sat])
+    all_times = np.concatenate([state.times, np.asarray(times, dtype=np.int64)])
+    consumed = np.zeros(all_times.shape[0] if tables.consume else 0, dtype=np.bool_)
+    consumed[:state.consumed.shape[0]] = state.consumed
+    waiting = state.waiting.copy()
+    meta = state.meta.copy()
+    scalars = np.array([carried, *state.held_counts, state.timed_until], dtype=np.int64)
+    out, nodes, dead, held, held_ev = _run(
+        tables.cond, tables.initial, tables.final, tables.in_scope, tables.name_rank,
+        tables.in_ptr, tables.src, tables.dst, tables.mode, tables.forbid_ptr, tables.forbid,
+        tables.gap, tables.step, tables.duration, tables.transition_of, tables.whole,
+        tables.within, tables.ending, tables.skip, tables.skip_names, tables.consume,
+        tables.timeouts, all_sat, all_times, state.nodes.copy(), state.dead.copy(), meta,
+        waiting, state.held.copy(), state.held_ev.copy(), consumed, scalars, final, until)
+    out = tuple(a + state.first if j % 4 in (0, 2) else a for j, a in enumerate(out))
+    if final:
+        return out, state
+    return out, _carried(tables, state.first, all_times, consumed, nodes, dead, meta, waiting,
+                         held, held_ev, scalars, until)
+
+
+def _carried(tables: MatchTables, first: int, times: np.ndarray, consumed: np.ndarray,
+             nodes: np.ndarray, dead: np.ndarray, meta: np.ndarray, waiting: np.ndarray,
+             held: np.ndarray, held_ev: np.ndarray, scalars: np.ndarray, until: int
+             ) -> MatchState:
+    """The state after a call: the graph compacted to the waiting sets' (as of the last
+    event's time or ``until``, but never past a timeout not yet reported), the events
+    from the first one still named on, renumbered from 0."""
+    n = times.shape[0]
+    now = max(until, int(times[-1])) if n else until
+    if tables.timeouts:
+        now = min(now, int(scalars[3]) + tables.within)
+    nodes = compact(nodes, meta, dead, waiting, now, tables.whole, tables.within, 0)
+    used = nodes[1:meta[0]]
+    held_n = int(scalars[1])
+    named = np.concatenate([used[used[:, MINS] >= 0, MINS], held_ev[:int(scalars[2]), 0]])
+    base = int(named.min()) if named.size else n
+    if base:
+        lo = used[:, MINS] >= 0
+        used[lo, MINS] -= base
+        used[used[:, MAXS] < 2**62, MAXS] -= base
+        used[used[:, KIND] == 0, A] -= base
+        held_ev[:int(scalars[2]), 0] -= base
+        ranges = dead[:meta[1]]
+        ranges = ranges[ranges[:, 1] >= base]
+        dead = np.zeros((max(16, ranges.shape[0]), 2), dtype=np.int64)
+        dead[:ranges.shape[0], 0] = np.maximum(ranges[:, 0], base) - base
+        dead[:ranges.shape[0], 1] = ranges[:, 1] - base
+        meta[1] = ranges.shape[0]
+    return MatchState(first + base, times[base:].copy(), consumed[base:].copy(),
+                      nodes[:meta[0]].copy(), dead, meta, waiting, held[:max(held_n, 1)].copy(),
+                      held_ev[:max(int(scalars[2]), 1)].copy(), scalars[1:3].copy(),
+                      int(scalars[3]))
 
 
 @numba.jit(**_JIT)
 def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forbid_ptr, forbid,
          gap, step, duration, transition_of, whole, within, ending, skip, skip_names, consume,
-         timeouts, sat, times, nodes, dead, meta):
+         timeouts, sat, times, nodes, dead, meta, waiting, held, held_ev, consumed, scalars,
+         last, until):
+    """The events from number scalars[0] on (those before are carried: MatchState), with
+    the held matches' counts scalars[1:3] and the time timeouts were reported up to
+    scalars[3] (all updated); ``last``: the input ends here."""
     n = times.shape[0]
     n_pos = cond.shape[0]
     n_tr = src.shape[0]
     k = duration.shape[0]
-    waiting = np.full(n_tr, -1, dtype=np.int64)
     new = np.full(n_pos, -1, dtype=np.int64)
     subs = np.empty(k, dtype=np.int64)
-    consumed = np.zeros(n if consume else 0, dtype=np.bool_)
     # kept matches: (emitted, offset, length); candidates (first event, offset, length);
     # held (deadline, offset, length); their events (number, position)
     kept = np.zeros((16, 3), dtype=np.int64)
     kept_ev = np.zeros((64, 2), dtype=np.int64)
     cand = np.zeros((16, 3), dtype=np.int64)
     cand_ev = np.zeros((64, 2), dtype=np.int64)
-    held = np.zeros((16 if ending.shape[0] else 0, 3), dtype=np.int64)
-    held_ev = np.zeros((64, 2), dtype=np.int64)
     timed = np.zeros((16 if timeouts else 0, 3), dtype=np.int64)
     timed_ev = np.zeros((64 if timeouts else 0, 2), dtype=np.int64)
-    timed_until = NO_TIME  # partial matches starting at or before this time: reported
+    timed_until = scalars[3]  # partial matches starting at or before this time: reported
     # kept, kept_ev, cand, cand_ev, held, held_ev, timed, timed_ev
     counts = np.zeros(8, dtype=np.int64)
+    counts[4] = scalars[1]
+    counts[5] = scalars[2]
     path = np.zeros(n + 1, dtype=np.int64)
     bounds = np.zeros((n + 1, k), dtype=np.int64)
     per_event = n_pos + 2 * n_tr + 1
-    for i in range(n):
+    for i in range(scalars[0], n):
         t = times[i]
         # The helpers take and return arrays: each call costs reference counting (about
         # 0.2 us), so they are called only when they have something to do.
@@ -161,21 +278,29 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
                 waiting[e] = -1
             if new[p] >= 0:
                 waiting[e] = new_union(nodes, meta, waiting[e], new[p])
-    if ending.shape[0]:
+    # after the last event: with ``last`` nothing more can come (NO_TIME releases every
+    # held match, every partial match left times out); else nothing before ``until``
+    if ending.shape[0] and counts[4] > 0 and (last or until != NO_TIME):
         counts[2] = 0
         counts[3] = 0
-        cand, cand_ev = _release(held, held_ev, counts, cand, cand_ev, NO_TIME, n, sat, ending)
-        # NO_TIME: nothing more can come, every held match is released
+        cand, cand_ev = _release(held, held_ev, counts, cand, cand_ev,
+                                 NO_TIME if last else until, n, sat, ending)
         dead, kept, kept_ev = _keep(cand, cand_ev, counts, n, name_rank, skip, skip_names,
                                     consume, consumed, dead, meta, kept, kept_ev)
-    if timeouts:  # the input is complete: every partial match left times out
+    # a timeout is reported after a held match that may consume its events
+    done = 2**62 if last else until - within
+    if timeouts and done > timed_until and not (consume and counts[4] > 0):
         cand, cand_ev, timed, timed_ev = _time_out(
             nodes, dead, meta, waiting, src, final, path, bounds, in_scope, transition_of,
             gap, step, duration, whole, consume, consumed, cand, cand_ev, counts, timed_until,
-            2**62, times, n, name_rank, timed, timed_ev)
+            done, times, n, name_rank, timed, timed_ev)
+        timed_until = done
+    scalars[1] = counts[4]
+    scalars[2] = counts[5]
+    scalars[3] = timed_until
     m = _flat(kept, kept_ev, counts[0], counts[1])
     t = _flat(timed, timed_ev, counts[6], counts[7])
-    return m[0], m[1], m[2], m[3], t[0], t[1], t[2], t[3]
+    return (m[0], m[1], m[2], m[3], t[0], t[1], t[2], t[3]), nodes, dead, held, held_ev
 
 
 @numba.jit(**_JIT)

@@ -26,10 +26,10 @@ Cost: the kernel's O(positions + transitions) per event plus the matches' enumer
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -46,7 +46,10 @@ from ..order import processing_events
 from ..tag_codes import tag_codes
 from ..times import TimeScale, event_times
 
-__all__ = ["Matcher"]
+if TYPE_CHECKING:
+    from .session import MatchSession
+
+__all__ = ["Matcher", "with_measures"]
 
 _UNTIMED_DELTA_NS = 1
 """δ of an untimed run: no duration is read (:func:`durations_used` is false)."""
@@ -110,25 +113,23 @@ class Matcher:
                           keys is not None, scale, per, _delta_ns(scale))
         return self._with_measures(rows, values, per)
 
+    def session(self, time_unit: str = "s", per: Literal["match", "event"] = "match"
+                ) -> MatchSession:
+        """A run over input that comes in parts: ``feed`` each part (with a watermark,
+        ``until``), ``close`` at its end; the rows are :meth:`run_timed`'s over the whole
+        input (:mod:`qre.runtime.cer.session`)."""
+        from .session import MatchSession
+
+        return MatchSession(self, time_unit, per)
+
     def _with_measures(self, rows: pd.DataFrame, values: Any, per: str) -> pd.DataFrame:
-        """``rows`` (per match) with a column per measure: the function of the values of
-        each match's events bound to its variable (:func:`_per_match`)."""
+        """``rows`` (per match) with a column per measure (:func:`with_measures`) reading
+        the input's values."""
         if per != "match" or not self.query.measures:
             return rows
-        lengths = np.array([len(r) for r in rows["rows"]], dtype=np.int64)
-        match = np.repeat(np.arange(len(rows)), lengths)
-        events = np.array([r for rs in rows["rows"] for r in rs], dtype=np.int64)
-        names = np.array([v for vs in rows["vars"] for v in vs], dtype=object)
         data = columns.values(values)
-        for measure in self.query.measures:
-            picked = names == measure.var
-            values_read = (np.ones(int(picked.sum())) if measure.function == "count" else
-                           _measured(data, measure.field, measure.name)[events[picked]])
-            rows[measure.name] = _per_match(measure.function, match[picked], values_read,
-                                            len(rows))
-        if "timeout" in rows:  # last, as on Spark
-            rows["timeout"] = rows.pop("timeout")
-        return rows
+        return with_measures(rows, self.query.measures,
+                             lambda x: _measured(data, x.field, x.name))
 
     def _codes(self, tags: Any, values: Any, unknown_tags: str) -> np.ndarray:
         if unknown_tags not in ("error", "skip"):
@@ -183,6 +184,26 @@ def _merged(out: tuple[np.ndarray, ...], ending: bool
     return (np.concatenate([[0], np.cumsum(lengths[order])]),
             np.concatenate([events, t_events])[picked],
             np.concatenate([positions, t_positions])[picked], order >= len(emitted))
+
+
+def with_measures(rows: pd.DataFrame, measures: tuple[ast.Measure, ...],
+                  read: Callable[[ast.Measure], np.ndarray]) -> pd.DataFrame:
+    """``rows`` (per match) with a column per measure: the function of the values of
+    each match's events bound to its variable (:func:`_per_match`); ``read(measure)``
+    gives the values the measure reads, indexed by the numbers in ``rows``."""
+    lengths = np.array([len(r) for r in rows["rows"]], dtype=np.int64)
+    match = np.repeat(np.arange(len(rows)), lengths)
+    events = np.array([r for rs in rows["rows"] for r in rs], dtype=np.int64)
+    names = np.array([v for vs in rows["vars"] for v in vs], dtype=object)
+    for measure in measures:
+        picked = names == measure.var
+        values_read = (np.ones(int(picked.sum())) if measure.function == "count" else
+                       read(measure)[events[picked]])
+        rows[measure.name] = _per_match(measure.function, match[picked], values_read,
+                                        len(rows))
+    if "timeout" in rows:  # last, as on Spark
+        rows["timeout"] = rows.pop("timeout")
+    return rows
 
 
 def _per_match(function: str, match: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
