@@ -176,10 +176,10 @@ class MatchSession:
         frame = _frame(found, tables, key_values, bool(self._keyed), self._scale or TimeScale(
             "int", self.time_unit, self.time_unit), self.per)
         if self.per == "match" and m.query.measures and pool_values:
-            pooled = np.concatenate(pool_values)
+            pool = np.concatenate(pool_values)
             column_of = {x.name: j for j, x in enumerate(m.query.measures)}
             frame = with_measures(frame, m.query.measures,
-                                  lambda x: pooled[:, column_of[x.name]])
+                                  lambda x: pool[:, column_of[x.name]])
         column = "rows" if self.per == "match" else "row"
         numbers = np.concatenate(pool_rows) if pool_rows else np.zeros(0, dtype=np.int64)
         frame[column] = ([numbers[r].tolist() for r in frame[column]] if self.per == "match"
