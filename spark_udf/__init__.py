@@ -19,7 +19,8 @@ times are ordered by :mod:`qre.runtime.order`'s rule, as everywhere.
   per bucket of keys (``transformWithStateInPandas``; :mod:`~spark_udf.buckets`)
   whose rules for time — watermark, late events, idle keys — are
   :mod:`~spark_udf.keyed`'s; exactly-once
-  through Spark's checkpoints.
+  through Spark's checkpoints. A ``match(...)`` query's stream is
+  :mod:`~spark_udf.match_stream`'s: a match session per key in the state store.
 * :func:`stream_state` (:mod:`~spark_udf.stream_state`) — a stream's state per key,
   read back from its checkpoint (configuration and window contents' bytes).
 * :class:`FinalRows` (:mod:`~spark_udf.final_rows`) — the sink barrier of an

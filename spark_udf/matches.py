@@ -38,6 +38,24 @@ def match_rows(df: Any, matcher: Matcher, key: str, time: str, tag: str,
     """The matches of ``matcher`` per key of ``df`` (module docstring). ``value`` names
     the column read as ``cur`` or the columns read as ``cur.FIELD`` (by measures and
     derived tags' predicates); ``tiebreak`` orders equal times before the tag."""
+    df = spark_frame(df, "monitor_timed")
+    schema, columns, values, ties, kept = output_schema(df, matcher, key, time, tag, value,
+                                                         tiebreak, keep, "monitor_timed")
+    timezone = session_time_zone(df)
+    options = (matcher, key, time, tag, values, ties, kept, time_unit, unknown_tags)
+
+    def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
+        return _run_partition(batches, options, schema, timezone)
+
+    return df.select(*columns).repartition(key).mapInArrow(run_partition, schema)
+
+
+def output_schema(df: Any, matcher: Matcher, key: str, time: str, tag: str,
+                  value: str | Sequence[str] | None, tiebreak: str | Sequence[str],
+                  keep: str | Sequence[str] | None, caller: str
+                  ) -> tuple[Any, list[str], list[str], list[str], list[str]]:
+    """The rows' schema (module docstring), the input columns read, and the value,
+    tiebreak and kept columns; a ValueError naming a missing column or a clash."""
     from pyspark.sql.types import (
         ArrayType,
         BooleanType,
@@ -47,7 +65,6 @@ def match_rows(df: Any, matcher: Matcher, key: str, time: str, tag: str,
         StructType,
     )
 
-    df = spark_frame(df, "monitor_timed")
     values = [] if value is None else [value] if isinstance(value, str) else list(value)
     ties = [tiebreak] if isinstance(tiebreak, str) else list(tiebreak)
     kept = ([c for c in df.columns] if keep is None else [keep] if isinstance(keep, str)
@@ -55,14 +72,14 @@ def match_rows(df: Any, matcher: Matcher, key: str, time: str, tag: str,
     needed = [key, time, tag, *values, *ties, *kept]
     missing = [c for c in dict.fromkeys(needed) if c not in df.columns]
     if missing:
-        raise ValueError(f"monitor_timed: no column {missing[0]!r} (columns: "
+        raise ValueError(f"{caller}: no column {missing[0]!r} (columns: "
                          f"{', '.join(df.columns)})")
     fields = {f.name: f for f in df.schema.fields}
     measures = [StructField(m.name, LongType() if m.function == "count" else
                             _double()) for m in matcher.query.measures]
     clash = {m.name for m in matcher.query.measures} & {key}
     if clash:
-        raise ValueError(f"monitor_timed: measure {clash.pop()!r} has the key column's name")
+        raise ValueError(f"{caller}: measure {clash.pop()!r} has the key column's name")
     event = StructType([fields[c] for c in kept])
     schema = StructType([fields[key], StructField("match", LongType()),
                          *(StructField(c, fields[time].dataType) for c in
@@ -71,14 +88,7 @@ def match_rows(df: Any, matcher: Matcher, key: str, time: str, tag: str,
                          StructField("events", ArrayType(event)), *measures,
                          *([StructField("timeout", BooleanType())] if matcher.query.timeouts
                            else [])])
-    columns = list(dict.fromkeys(needed))
-    timezone = session_time_zone(df)
-    options = (matcher, key, time, tag, values, ties, kept, time_unit, unknown_tags)
-
-    def run_partition(batches: Iterator[Any]) -> Iterator[Any]:
-        return _run_partition(batches, options, schema, timezone)
-
-    return df.select(*columns).repartition(key).mapInArrow(run_partition, schema)
+    return schema, list(dict.fromkeys(needed)), values, ties, kept
 
 
 def _double() -> Any:

@@ -28,6 +28,7 @@ from dt import DT
 from qre.language.ast import Aggregate, WindowSignal
 from qre.language.clock import Clock
 from qre.language.derive import Derivation
+from qre.runtime.cer.matches import Matcher
 from qre.runtime.frames import value_columns_problem
 from qre.runtime.monitor import Monitor, Output, Session
 from qre.runtime.order import Tie, event_order, sortable
@@ -39,7 +40,7 @@ __all__ = ["LATE", "START", "Plan", "check_arguments", "concat_rows", "feed_in_r
            "spark_frame", "worker_monitor"]
 
 
-def monitor_fingerprint(m: Monitor) -> str:
+def monitor_fingerprint(m: Monitor | Matcher) -> str:
     """A digest of what a monitor computes and of the layout of its state: its DT
     as compiled and as optimized, and its alphabet (and a timed monitor's clock and
     derived tags, and a query's sliding windows: its DT reads their values as fields,
@@ -49,6 +50,10 @@ def monitor_fingerprint(m: Monitor) -> str:
     input and read each other's ``Session.state``; a checkpointed stream
     stores it to refuse a different query.
     """
+    if isinstance(m, Matcher):  # a match query: its text, alphabet and derived tags
+        text = json.dumps(["match", repr(m.query), list(m.alphabet),
+                           repr(m.derivation and m.derivation.tags)])
+        return hashlib.sha256(text.encode()).hexdigest()
     parts = [_dt_text(m), m.dt.to_json(indent=None), list(m.alphabet)]
     if m.clock is not None or m.derivation is not None:  # timed: the clock and tags too
         parts.append(repr((m.clock, m.derivation and m.derivation.tags)))

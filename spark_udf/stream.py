@@ -89,8 +89,8 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import pandas as pd
-from pyspark.sql.streaming import StatefulProcessor
 
+from qre.runtime.cer.matches import Matcher
 from qre.runtime.changelog import CHANGE, RETRACT
 from qre.runtime.monitor import Monitor
 from qre.runtime.timed import is_timed
@@ -98,6 +98,7 @@ from qre.runtime.timed import is_timed
 from .buckets import GROUP, Bucket, BucketRules, step_bucket
 from .final_rows import FinalRows
 from .keyed import LATE, LATE_POLICIES, TIME_US, Rules
+from .match_stream import match_stream_frame
 from .plan import (
     Plan,
     check_arguments,
@@ -107,6 +108,7 @@ from .plan import (
     output_fields,
     worker_monitor,
 )
+from .processor import SteppedProcessor, move_timer
 
 __all__ = ["monitor_stream", "monitor_stream_frame"]
 
@@ -247,6 +249,12 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
     if not df.isStreaming:
         raise ValueError("monitor_stream: the DataFrame is not streaming (spark.readStream); "
                          "use monitor_frame for a batch DataFrame")
+    if isinstance(monitor, Matcher):
+        return match_stream_frame(
+            df, monitor, key, time, tag, value, watermark=watermark, time_unit=time_unit,
+            tiebreak=tiebreak, late=late, keep=keep, unknown_tags=unknown_tags,
+            buckets=buckets, ttl=ttl, lateness=lateness, prefix=prefix, engine=engine,
+            optimistic=optimistic, speculate=speculate, compress_windows=compress_windows)
     check_arguments("monitor_stream", monitor, key, time, tag, value, tiebreak, keep, prefix,
                     engine, unknown_tags)
     # (a missing time column: make_plan says so, below)
@@ -555,7 +563,7 @@ def _record_sidecar(spark: Any, checkpoint: str, monitor: Monitor, buckets: int)
         out.close()
 
 
-class _MonitorProcessor(StatefulProcessor):
+class _MonitorProcessor(SteppedProcessor):
     """The ``StatefulProcessor`` of :func:`monitor_stream_frame` (pickled to the workers).
 
     Per bucket of keys one value state ``bucket``: the monitor's fingerprint, the
@@ -574,26 +582,14 @@ class _MonitorProcessor(StatefulProcessor):
         self.monitor: Monitor | None = None  # built on the first key: init also runs on the driver
         self.engine: str | None = None
 
-    def handleInputRows(self, key: Any, rows: Iterator[pd.DataFrame],
-                        timerValues: Any) -> Iterator[pd.DataFrame]:
-        frames = list(rows)
-        events = frames[0] if len(frames) == 1 else pd.concat(frames, ignore_index=True)
-        # By position: Spark renames a column whose name starts with "__" on the way.
-        events.columns = self.spec.input_columns
-        events[GROUP] = events[self.spec.group_column]
-        yield from self._step(key[0], events, timerValues.getCurrentWatermarkInMs(), None)
-
-    def handleExpiredTimer(self, key: Any, timerValues: Any,
-                           expiredTimerInfo: Any) -> Iterator[pd.DataFrame]:
-        yield from self._step(key[0], None, timerValues.getCurrentWatermarkInMs(),
-                              expiredTimerInfo.getExpiryTimeInMs())
-
-    def close(self) -> None:
-        pass
+    def _columns(self) -> list[str]:
+        return self.spec.input_columns
 
     def _step(self, bucket_id: int, events: pd.DataFrame | None, watermark_ms: int,
               fired_ms: int | None) -> Iterator[pd.DataFrame]:
         spec = self.spec
+        if events is not None:
+            events[GROUP] = events[spec.group_column]
         if self.monitor is None:
             self.monitor = worker_monitor(spec.plan)
         if self.engine != "codegen":  # "auto": codegen once the driver's compile is cached
@@ -623,12 +619,8 @@ class _MonitorProcessor(StatefulProcessor):
         if self.spec.rules.watermark and len(new.keys):
             due = new.keys["wake_ms"].dropna()
             wake = int(due.min()) if len(due) else None
-        # One timer per bucket. Spark deletes a fired timer itself, after this call; the
-        # next wake-up is always later than the watermark that fired it (keyed.wake_ms).
-        if timer_ms is not None and timer_ms != wake and timer_ms != fired_ms:
-            self.handle.deleteTimer(timer_ms)
-        if wake is not None and (wake != timer_ms or timer_ms == fired_ms):
-            self.handle.registerTimer(wake)
+        # The next wake-up is always later than the watermark that fired it (keyed.wake_ms).
+        move_timer(self.handle, timer_ms, wake, fired_ms)
         if not len(new.keys):
             self.state.clear()
         else:

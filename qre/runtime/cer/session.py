@@ -188,6 +188,27 @@ class MatchSession:
         self._matches += sum(len(f[1]) - 1 for f in found)
         return frame
 
+    def saved(self) -> dict[str, Any]:
+        """The session's state without its query, picklable: resume it with
+        :meth:`resumed` and the same query (a stream's state store keeps it)."""
+        return {name: getattr(self, name) for name in _SAVED}
+
+    @classmethod
+    def resumed(cls, matcher: Matcher, saved: dict[str, Any]) -> MatchSession:
+        """The session :meth:`saved` gave, for the same query."""
+        session = cls(matcher, saved["time_unit"], saved["per"])
+        for name in _SAVED:
+            setattr(session, name, saved[name])
+        return session
+
+    def waiting(self) -> bool:
+        """Whether time alone may emit rows: a match held for a negation at the end, or a
+        partial match that may time out."""
+        timeouts = self.matcher.query.timeouts
+        return any(int(key.kernel.held_counts[0]) > 0
+                   or (timeouts and bool((key.kernel.waiting >= 0).any()))
+                   for key in self._keys.values())
+
     def _measured(self, values: Any, n: int) -> np.ndarray | None:
         """float64[n, measures]: the value each measure reads of each event fed."""
         measures = self.matcher.query.measures
@@ -220,6 +241,10 @@ class MatchSession:
             raise ValueError(f"MatchSession.feed: until is a {scale.kind} time but the "
                              f"events' times are {self._scale.kind}")
         return int(clock[0])
+
+
+_SAVED = ("time_unit", "per", "_scale", "_keys", "_fed", "_matches", "_closed", "_keyed",
+          "_until")
 
 
 def _identity(value: Any) -> Any:
