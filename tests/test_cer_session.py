@@ -80,3 +80,18 @@ def test_state_stays_a_window_and_errors_name_the_row() -> None:
     s.close()
     with pytest.raises(ValueError, match="closed"):
         s.feed([6000], ["a"], keys=["x"])
+
+
+def test_until_reads_as_the_events_times() -> None:
+    """A watermark before any event fixes nothing it should not; a whole-number watermark
+    for float times, and a float one for whole times, read as those times."""
+    m = _compiled("alphabet a, b, c; match(seq(a, not(b)), within 5s)")
+    s = m.session()
+    assert s.feed([], [], until=3).empty
+    s.feed([4.5], ["a"], until=6)
+    assert s.feed([10.25], ["c"], until=10)["rows"].tolist() == [[0]]
+    s = m.session()
+    s.feed([4], ["a"])
+    assert s.feed([], [], until=9.5)["rows"].tolist() == [[0]]
+    with pytest.raises(ValueError, match="times are float here but were int"):
+        s.feed([10.5], ["a"])

@@ -48,6 +48,8 @@ def tag_codes(tags: Any, alphabet: Sequence[str], *, skip_unknown: bool = False)
         return _masked_codes(tags, alphabet, skip_unknown)
     if isinstance(tags, np.ndarray) and tags.ndim != 1:
         raise ValueError(f"tags must be one-dimensional, got shape {tags.shape}")
+    if isinstance(tags, list | tuple):  # as an object column: hashed in C, not in a loop
+        tags = _object_column(tags)
     split = distinct_objects(tags) if isinstance(tags, np.ndarray) and tags.dtype == object \
         else None
     if split is not None:  # a long column of few objects: map the objects, not the rows
@@ -73,6 +75,17 @@ def tag_codes(tags: Any, alphabet: Sequence[str], *, skip_unknown: bool = False)
     else:  # e.g. lists inside the list: certainly not tags
         codes = np.full(len(items), -1, dtype=code_dtype(len(alphabet)))
     return _resolve_unknown(codes, lambda k: items[k], skip_unknown, alphabet)
+
+
+def _object_column(items: list[Any] | tuple[Any, ...]) -> np.ndarray | list[Any]:
+    """``items`` as a one-dimensional object array, or as a list when numpy would read
+    nested sequences into more dimensions."""
+    out = np.empty(len(items), dtype=object)
+    try:
+        out[:] = items
+    except ValueError:
+        return list(items)
+    return out
 
 
 def _hashable(items: list[Any]) -> bool:

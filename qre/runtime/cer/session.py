@@ -10,7 +10,8 @@ Meaning: the rows of all the calls are those of one ``run_timed`` over all the e
 — the same matches, each emitted at the same event — when every key's events come in
 time order across calls (an event before its key's last one fed is a ValueError naming
 its row; events of equal time in different calls keep the calls' order). ``until`` (a
-watermark, in the time column's unit) promises that no later event comes before it: the
+watermark, in the time column's unit; ignored before the first event) promises that no
+later event comes before it: the
 matches held for a negation at the end whose wait is over are emitted then, and the
 partial matches that can no longer complete time out, instead of at the key's next
 event. Rows: ``run_timed``'s columns; ``rows`` are the events' numbers in the session's
@@ -28,6 +29,7 @@ events (and per key, with ``until``).
 from __future__ import annotations
 
 import math
+import numbers
 from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Literal
@@ -90,7 +92,8 @@ class MatchSession:
             raise ValueError("MatchSession.feed: the session is closed")
         m = self.matcher
         clock, scale = event_times(columns.column(times, "times"), self.time_unit)
-        self._check_scale(scale)
+        if len(clock):  # an empty part's times have no type to go by
+            self._check_scale(scale)
         codes = m._codes(tags, values, unknown_tags)
         n = len(codes)
         if len(clock) != n:
@@ -117,7 +120,8 @@ class MatchSession:
                                  f"at time {scale.stamps(time[:1])[0]} before its last one "
                                  f"fed or an earlier part's until (a session's parts go "
                                  f"forward in time)")
-        limit = None if until is None else self._watermark(until)
+        # before the first event there is nothing to release, nor a type to read it as
+        limit = None if until is None or self._scale is None else self._watermark(until)
         out = self._step(groups, codes, measured, limit, last=False)
         self._fed += n
         if limit is not None:
@@ -229,17 +233,23 @@ class MatchSession:
                     np.zeros((0, len(self.matcher.query.measures))), -(2**62))
 
     def _check_scale(self, scale: TimeScale) -> None:
+        """The first times fix how the session reads times; later ones must agree."""
         if self._scale is None:
             self._scale = scale
-        elif (scale.kind, scale.unit) != (self._scale.kind, self._scale.unit) and self._fed:
+        elif (scale.kind, scale.unit) != (self._scale.kind, self._scale.unit):
             raise ValueError(f"MatchSession.feed: times are {scale.kind} here but were "
-                             f"{self._scale.kind} in the first part")
+                             f"{self._scale.kind} before")
 
     def _watermark(self, until: Any) -> int:
+        """``until`` as a time of the session's scale (a number as the events' numbers
+        are: a float for float times, rounded down for whole ones)."""
+        kind = self._scale.kind
+        if kind == "float" and isinstance(until, numbers.Real):
+            until = float(until)
+        elif kind == "int" and isinstance(until, float) and math.isfinite(until):
+            until = math.floor(until)
         clock, scale = event_times(pd.Series([until]), self.time_unit)
-        if self._scale is not None and scale.kind != self._scale.kind:
-            raise ValueError(f"MatchSession.feed: until is a {scale.kind} time but the "
-                             f"events' times are {self._scale.kind}")
+        self._check_scale(scale)
         return int(clock[0])
 
 
