@@ -145,8 +145,7 @@ class _MatchProcessor(SteppedProcessor):
     def _step(self, key: Any, events: pd.DataFrame | None, watermark_ms: int,
               fired_ms: int | None) -> Iterator[pd.DataFrame]:
         spec = self.spec
-        saved = self._load(key)
-        session, carried, pending, timer, last_us = saved
+        session, carried, pending, timer, last_us = self._load(key)
         if events is not None:
             pending = pd.concat([pending, events], ignore_index=True) if len(pending) else events
         watermark_us = watermark_ms * 1000 if spec.watermark else None
