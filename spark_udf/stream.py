@@ -189,7 +189,7 @@ class _Spec:
                            self.compress_after_us)
 
 
-def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: str,
+def monitor_stream_frame(df: Any, monitor: Monitor | Matcher, key: str, time: str, tag: str,
                          value: str | Sequence[str] | None = None, *,
                          watermark: Any = None, ttl: Any = None, time_unit: str = "s",
                          tiebreak: str | Sequence[str] = (), late: str = "flag",
@@ -198,7 +198,9 @@ def monitor_stream_frame(df: Any, monitor: Monitor, key: str, time: str, tag: st
                          unknown_tags: str = "error", buckets: int | None = None,
                          optimistic: bool = False, speculate: Any = None,
                          compress_windows: Any = None) -> Any:
-    """The streaming DataFrame of ``monitor`` run per key over the streaming ``df``.
+    """The streaming DataFrame of ``monitor`` run per key over the streaming ``df`` (a
+    :class:`~qre.runtime.cer.matches.Matcher`, a ``match(...)`` query, gives one row per
+    match: :mod:`spark_udf.match_stream`).
 
     Columns as :func:`spark_udf.monitor_frame`'s (``keep``, ``prefix`` alike) plus
     ``late`` (boolean; also prefixed).
@@ -414,7 +416,7 @@ def stream_rules(monitor: Monitor, kind: str, time_unit: str, watermark: bool,
     return rules
 
 
-def monitor_stream(df: Any, monitor: Monitor, key: str, time: str, tag: str,
+def monitor_stream(df: Any, monitor: Monitor | Matcher, key: str, time: str, tag: str,
                    value: str | Sequence[str] | None = None, *, checkpoint: str,
                    output: str | Callable[[Any, int], None] | None = None,
                    format: str = "parquet", query_name: str | None = None,
