@@ -165,7 +165,7 @@ class _MatchProcessor(SteppedProcessor):
             ready = ready[~late]
         until = None if watermark_us is None else self._until(watermark_us)
         if len(ready) or until is not None:
-            fed = session._fed
+            fed = session.fed
             out = session.feed(ready[spec.time if not spec.timestamp else "__qre_time_us"],
                                ready[spec.tag].to_numpy(dtype=object),
                                _values(ready, spec), until=until,
@@ -175,7 +175,7 @@ class _MatchProcessor(SteppedProcessor):
             pool = pd.concat([carried, ready]) if len(carried) else ready
             if len(out):
                 frames.append(_match_rows(key, out, pool, spec))
-            carried = pool.loc[_named(session)]
+            carried = pool.loc[session.named_rows()]
             last_us = max(x for x in (last_us, watermark_us,
                                       int(ready["__qre_time_us"].max()) if len(ready) else None)
                           if x is not None)
@@ -234,12 +234,6 @@ def _values(ready: pd.DataFrame, spec: _Spec) -> Any:
     if len(spec.values) > 1 or any(m.field is not None for m in spec.matcher.query.measures):
         return {v: ready[v].to_numpy() for v in spec.values}
     return ready[spec.values[0]].to_numpy() if spec.values else None
-
-
-def _named(session: MatchSession) -> np.ndarray:
-    """The row numbers the session's state still names."""
-    keys = list(session._keys.values())
-    return keys[0].rows if keys else np.zeros(0, dtype=np.int64)
 
 
 def _match_rows(key: Any, out: pd.DataFrame, pool: pd.DataFrame, spec: _Spec) -> pd.DataFrame:

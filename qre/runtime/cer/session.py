@@ -42,6 +42,7 @@ from ..order import processing_events
 from ..times import TimeScale, event_times
 from .matches import (
     Matcher,
+    _cat,
     _delta_ns,
     _frame,
     _measured,
@@ -191,6 +192,16 @@ class MatchSession:
         frame["match"] += self._matches
         self._matches += sum(len(f[1]) - 1 for f in found)
         return frame
+
+    @property
+    def fed(self) -> int:
+        """How many events were fed: the next one's row number."""
+        return self._fed
+
+    def named_rows(self) -> np.ndarray:
+        """The row numbers the keys' states still name (a caller keeping the rows to
+        show a match's events later needs these, no others)."""
+        return _cat([key.rows for key in self._keys.values()])
 
     def saved(self) -> dict[str, Any]:
         """The session's state without its query, picklable: resume it with
