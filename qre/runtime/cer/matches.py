@@ -51,7 +51,7 @@ from ..times import TimeScale, event_times
 if TYPE_CHECKING:
     from .session import MatchSession
 
-__all__ = ["Matcher", "with_measures"]
+__all__ = ["Matcher", "conditions", "with_measures"]
 
 _UNTIMED_DELTA_NS = 1
 """δ of an untimed run: no duration is read (:func:`durations_used` is false)."""
@@ -156,8 +156,7 @@ class Matcher:
         found: list[_Found] = []
         for lo, hi in pairwise(bounds):
             rows = order[lo:hi]
-            sat = np.zeros((hi - lo, width), dtype=np.bool_)
-            sat[np.arange(hi - lo), codes[rows]] = True
+            sat = conditions(codes[rows], width)
             offsets, events, positions, timed_out = _merged(
                 run_matches(tables, sat, time[lo:hi]), bool(len(tables.ending)))
             found.append((int(key[lo]), offsets, rows[events], time[lo:hi][events], positions,
@@ -186,6 +185,13 @@ def _merged(out: tuple[np.ndarray, ...], ending: bool
     return (np.concatenate([[0], np.cumsum(lengths[order])]),
             np.concatenate([events, t_events])[picked],
             np.concatenate([positions, t_positions])[picked], order >= len(emitted))
+
+
+def conditions(codes: np.ndarray, width: int) -> np.ndarray:
+    """The kernel's ``sat`` bool[n, width]: each event satisfies its tag's condition."""
+    sat = np.zeros((len(codes), width), dtype=np.bool_)
+    sat[np.arange(len(codes)), codes] = True
+    return sat
 
 
 def with_measures(rows: pd.DataFrame, measures: tuple[ast.Measure, ...],

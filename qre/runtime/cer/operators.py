@@ -45,7 +45,7 @@ import pandas as pd
 from ...language.clock import UNIT_NS, duration_ns
 from ...language.match_query import has_ending
 from ..times import TimeScale, event_times
-from .matches import Matcher
+from .matches import Matcher, conditions
 
 __all__ = ["rule_based_cer", "sort_and_preprocess", "time_based_cer"]
 
@@ -176,8 +176,7 @@ def _matcher_instances(m: Matcher, frame: pd.DataFrame, rows: np.ndarray, clock:
     records = None if m.derivation is None else {  # derived tags read the columns
         str(c): frame[c].to_numpy()[rows] for c in frame.columns}
     codes = m._codes(frame[tag].to_numpy()[rows], records, "error")
-    sat = np.zeros((len(rows), len(m.alphabet)), dtype=np.bool_)
-    sat[np.arange(len(rows)), codes] = True
+    sat = conditions(codes, len(m.alphabet))
     tables = m.tables(UNIT_NS[scale.unit])
     _, offsets, events, positions, *_ = run_matches(tables, sat, clock[rows])
     for j in range(len(offsets) - 1):

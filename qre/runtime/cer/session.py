@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 import numbers
 from dataclasses import dataclass
-from itertools import pairwise
+from itertools import chain, pairwise
 from typing import Any, Literal
 
 import numpy as np
@@ -43,11 +43,13 @@ from ..times import TimeScale, event_times
 from .matches import (
     Matcher,
     _cat,
+    _collector_paused,
     _delta_ns,
     _frame,
     _measured,
     _merged,
     _stream_ids,
+    conditions,
     with_measures,
 )
 
@@ -154,8 +156,7 @@ class MatchSession:
                 continue
             rows, time = groups.get(identity, (np.zeros(0, dtype=np.int64),
                                                np.zeros(0, dtype=np.int64)))
-            sat = np.zeros((len(rows), width), dtype=np.bool_)
-            sat[np.arange(len(rows)), codes[rows]] = True
+            sat = conditions(codes[rows], width)
             if last:
                 out = run_matches(tables, sat, time, key.kernel)
                 state = key.kernel
@@ -185,10 +186,11 @@ class MatchSession:
             column_of = {x.name: j for j, x in enumerate(m.query.measures)}
             frame = with_measures(frame, m.query.measures,
                                   lambda x: pool[:, column_of[x.name]])
-        column = "rows" if self.per == "match" else "row"
-        numbers = np.concatenate(pool_rows) if pool_rows else np.zeros(0, dtype=np.int64)
-        frame[column] = ([numbers[r].tolist() for r in frame[column]] if self.per == "match"
-                         else numbers[frame[column].to_numpy(dtype=np.int64)])
+        numbers = _cat(pool_rows)
+        if self.per == "match":
+            frame["rows"] = _renumbered(frame["rows"], numbers)
+        else:
+            frame["row"] = numbers[frame["row"].to_numpy(dtype=np.int64)]
         frame["match"] += self._matches
         self._matches += sum(len(f[1]) - 1 for f in found)
         return frame
@@ -266,6 +268,18 @@ class MatchSession:
 
 _SAVED = ("time_unit", "per", "_scale", "_keys", "_fed", "_matches", "_closed", "_keyed",
           "_until")
+
+
+def _renumbered(rows: pd.Series, numbers: np.ndarray) -> pd.Series:
+    """Each match's list of pool positions as the rows' numbers (one lookup for all
+    matches, then list slices, as :func:`~.matches._frame` builds them)."""
+    lengths = [len(r) for r in rows]
+    flat = numbers[np.fromiter(chain.from_iterable(rows), dtype=np.int64,
+                               count=sum(lengths))].tolist()
+    bounds = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]).tolist()
+    with _collector_paused():
+        lists = [flat[lo:hi] for lo, hi in pairwise(bounds)]
+    return pd.Series(lists, index=rows.index, dtype=object)
 
 
 def _identity(value: Any) -> Any:
