@@ -2,8 +2,8 @@
 
 Shared by tests/test_cer_kernel.py and the runtime tests: a seed gives one query of
 :mod:`dt.cer.pattern` (every construct, contiguity, forbid, within and gap on
-sub-patterns, skip policy, consumption, a negation at the end) and one word (``sat``,
-``times``), small enough for the brute-force oracle.
+sub-patterns, greedy repetitions, skip policy, consumption, a negation at the end) and
+one word (``sat``, ``times``), small enough for the brute-force oracle.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from dt.cer.pattern import (
     SkipKind,
     Var,
     Within,
+    ends_greedy,
+    nullable,
     variables,
 )
 
@@ -56,8 +58,9 @@ def random_pattern(rng: random.Random, conditions: int, depth: int = 3, *,
     if roll < 0.87 or not timed:
         lo = rng.choice((0, 1, 1, 2))
         hi = rng.choice((None, None, max(lo, 1), lo + 1, lo + 2))
-        return Repeat(random_pattern(rng, conditions, depth - 1, timed=timed), lo, hi,
-                      random_junction(rng, conditions))
+        body = random_pattern(rng, conditions, depth - 1, timed=timed)
+        greedy = rng.random() < 0.3 and not nullable(body) and hi != lo
+        return Repeat(body, lo, hi, random_junction(rng, conditions), greedy)
     body = random_pattern(rng, conditions, depth - 1)
     return (Within if rng.random() < 0.6 else Gap)(body, rng.randint(1, 4))
 
@@ -68,6 +71,9 @@ def random_query(rng: random.Random, conditions: int = 3, *,
     without Within or Gap, at most two levels deep: the oracle's timeouts are costly)."""
     pattern = (random_pattern(rng, conditions, 2, timed=False) if timeouts
                else random_pattern(rng, conditions))
+    if ends_greedy(pattern):  # refused: something must follow a greedy repetition
+        cond = rng.randrange(conditions)
+        pattern = Seq((pattern, Var(NAMES[cond], cond)), (random_junction(rng, conditions),))
     kind = rng.choice(list(SkipKind))
     var = rng.choice(variables(pattern)) if kind in (SkipKind.TO_FIRST, SkipKind.TO_LAST) else None
     within = rng.randint(1, 5) if timeouts or rng.random() < 0.5 else None
@@ -76,11 +82,28 @@ def random_query(rng: random.Random, conditions: int = 3, *,
     return MatchQuery(pattern, Skip(kind, var), rng.random() < 0.2, within, ending, timeouts)
 
 
-def random_word(rng: random.Random, n: int, conditions: int = 3) -> tuple[np.ndarray, np.ndarray]:
-    """``sat`` bool[n, conditions] — one condition per event, or (a third of the words)
-    any — and non-decreasing times."""
+def random_greedy_query(rng: random.Random, conditions: int = 3) -> MatchQuery:
+    """A query around a greedy repetition (``seq(p, greedy r, q)``, small parts) for
+    words whose events satisfy several conditions: where greedy changes the matches."""
+    while nullable(body := random_pattern(rng, conditions, 1, timed=False)):
+        pass
+    lo = rng.choice((0, 1, 1, 2))
+    hi = rng.choice((None, None, lo + 1, lo + 2))
+    parts = (random_pattern(rng, conditions, 1, timed=False),
+             Repeat(body, lo, hi, random_junction(rng, conditions), greedy=True),
+             Var(NAMES[cond := rng.randrange(conditions)], cond))
+    pattern = Seq(parts, tuple(random_junction(rng, conditions) for _ in parts[1:]))
+    return MatchQuery(pattern, Skip(rng.choice((SkipKind.NO_SKIP, SkipKind.PAST_LAST))),
+                      within=rng.choice((None, rng.randint(2, 6))))
+
+
+def random_word(rng: random.Random, n: int, conditions: int = 3, *,
+                overlapping: bool | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """``sat`` bool[n, conditions] — one condition per event, or (``overlapping``; by
+    default a third of the words) any — and non-decreasing times."""
     sat = np.zeros((n, conditions), dtype=np.bool_)
-    overlapping = rng.random() < 0.33
+    if overlapping is None:
+        overlapping = rng.random() < 0.33
     for i in range(n):
         if overlapping:
             sat[i] = [rng.random() < 0.45 for _ in range(conditions)]

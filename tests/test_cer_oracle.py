@@ -317,3 +317,26 @@ def test_bad_input():
         enumerate_matches(query, sat_of("a a"), [0])
     with pytest.raises(ValueError, match="decrease"):
         run(query, "a a", [1, 0])
+
+
+def test_greedy_exclusion_markers():
+    """seq(a, greedy r, c) where the x events satisfy both b and c (column 4 set for x
+    is read as b too): the event after the repetition must not start an iteration —
+    after its iterations, after its empty parse (star), not once it is at ``hi``."""
+    sat = sat_of("a b x x")
+    sat[:, B] |= sat[:, TAGS.index("x")]
+    sat[:, C] |= sat[:, TAGS.index("x")]
+
+    def events(lo: int, hi: int | None, greedy: bool) -> list[tuple[int, ...]]:
+        r = Repeat(var("b"), lo, hi, STRICT, greedy)
+        return visible(enumerate_matches(MatchQuery(seq(var("a"), r, var("c"),
+                                                        junction=STRICT)), sat, [0, 1, 2, 3]))
+
+    assert events(1, None, False) == [(0, 1, 2), (0, 1, 2, 3)]
+    assert events(1, None, True) == events(0, None, True) == []
+    assert events(0, 1, False) == [(0, 1, 2)]
+    assert events(0, 2, True) == [(0, 1, 2, 3)]   # b, x taken: at hi, the last x is c
+    with pytest.raises(ValueError, match="can end a match"):
+        MatchQuery(seq(var("a"), Repeat(var("b"), 1, None, greedy=True)))
+    with pytest.raises(ValueError, match="fixed count"):
+        Repeat(var("b"), 2, 2, greedy=True)

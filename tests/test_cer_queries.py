@@ -30,6 +30,8 @@ def _pattern_text(rng: random.Random, depth: int = 3) -> str:
         return rng.choice(TAGS)
     inner = _pattern_text(rng, depth - 1)
     contiguity = rng.choice(["", "", "[strict]", "[next]", "[any]"])
+    greedy = rng.choice(["", "", "", "[greedy]", "[reluctant]"]) if not contiguity else (
+        rng.choice([contiguity, contiguity, contiguity[:-1] + ", greedy]"]))
     if roll < 0.5:
         parts = [inner, _pattern_text(rng, depth - 1)]
         if rng.random() < 0.2:
@@ -39,9 +41,10 @@ def _pattern_text(rng: random.Random, depth: int = 3) -> str:
         word = rng.choice(["or", "and"])
         return f"{word}({inner}, {_pattern_text(rng, depth - 1)})"
     if roll < 0.85:
-        return rng.choice([f"plus{contiguity}({inner})", f"star{contiguity}({inner})",
+        return rng.choice([f"plus{greedy}({inner})", f"star{greedy}({inner})",
                            f"optional({inner})", f"times{contiguity}({inner}, 2)",
-                           f"times{contiguity}({inner}, 1, 2)", f"times({inner}, 2, inf)"])
+                           f"times{greedy}({inner}, 1, 2)", f"times({inner}, 2, inf)",
+                           f"optional[greedy]({inner})"])
     return f"{rng.choice(['within', 'gap'])}({inner}, {rng.randint(1, 4)}s)"
 
 
@@ -69,8 +72,8 @@ def _compiled(text: str) -> Matcher | None:
     try:
         m = qre(text)
         m.tables(10**9)
-    except QreTypeError as err:  # a skip variable the pattern lacks
-        assert "no variable" in err.message
+    except QreTypeError as err:  # a skip variable the pattern lacks, a greedy repetition
+        assert "no variable" in err.message or "greedy" in err.message  # last or of ε
         return None
     except ValueError as err:  # an ambiguous nesting the automaton refuses
         assert "ambiguous" in str(err)
@@ -150,6 +153,7 @@ def test_derived_tags_are_conditions() -> None:
     "skip to_first b, strategy next, consume)",
     "match(seq(a, times(b, 2, 2), times(c, 0, 1), times(b, 0, inf), times[any](a, 1, inf), "
     "gap(seq(a, b), 2s)))",
+    "match(seq(plus[greedy](a), times[strict, greedy](b, 0, 1), star[next, greedy](c), a))",
 ])
 def test_printed_text_reads_back(text: str) -> None:
     program = parse(text)
@@ -159,7 +163,13 @@ def test_printed_text_reads_back(text: str) -> None:
 @pytest.mark.parametrize(("text", "error", "message"), [
     ("match(a, within 1s, within 2s)", QreSyntaxError, "given twice"),
     ("once(match(a))", QreSyntaxError, "whole query"),
-    ("match(seq[soon](a, b))", QreSyntaxError, "contiguity 'soon'"),
+    ("match(seq[soon](a, b))", QreSyntaxError, "'soon' in brackets"),
+    ("match(seq[greedy](a, b))", QreSyntaxError, "are for plus, star"),
+    ("match(seq(plus[greedy, strict, reluctant](a), b))", QreSyntaxError, "one contiguity"),
+    ("match(seq(a, plus[greedy](b)))", QreTypeError, "can end a match"),
+    ("match(seq(plus[greedy](star(a)), b))", QreTypeError, "empty sequence"),
+    ("match(seq(times[greedy](a, 2), b))", QreTypeError, "fixed count"),
+    ("matched(seq(plus[greedy](a), b))", QreTypeError, "are for match"),
     ("match(a, skip to_first)", QreSyntaxError, "takes a variable"),
     ("match(a, skip past_last a)", QreSyntaxError, "takes none"),
     ("match(a, strategy eager)", QreSyntaxError, "strategy eager"),

@@ -156,10 +156,11 @@ def _call(tables: MatchTables, sat: np.ndarray, times: np.ndarray, state: MatchS
     out, nodes, dead, held, held_ev = _run(
         tables.cond, tables.initial, tables.final, tables.in_scope, tables.name_rank,
         tables.in_ptr, tables.src, tables.dst, tables.mode, tables.forbid_ptr, tables.forbid,
-        tables.gap, tables.step, tables.duration, tables.transition_of, tables.whole,
-        tables.within, tables.ending, tables.skip, tables.skip_names, tables.consume,
-        tables.timeouts, all_sat, all_times, state.nodes.copy(), state.dead.copy(), meta,
-        waiting, state.held.copy(), state.held_ev.copy(), consumed, scalars, final, until)
+        tables.exclude_ptr, tables.exclude, tables.gap, tables.step, tables.duration,
+        tables.transition_of, tables.whole, tables.within, tables.ending, tables.skip,
+        tables.skip_names, tables.consume, tables.timeouts, all_sat, all_times,
+        state.nodes.copy(), state.dead.copy(), meta, waiting, state.held.copy(),
+        state.held_ev.copy(), consumed, scalars, final, until)
     out = tuple(a + state.first if j % 4 in (0, 2) else a for j, a in enumerate(out))
     if final:
         return out, state
@@ -203,9 +204,9 @@ def _carried(tables: MatchTables, first: int, times: np.ndarray, consumed: np.nd
 
 @numba.jit(**_JIT)
 def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forbid_ptr, forbid,
-         gap, step, duration, transition_of, whole, within, ending, skip, skip_names, consume,
-         timeouts, sat, times, nodes, dead, meta, waiting, held, held_ev, consumed, scalars,
-         last, until):
+         exclude_ptr, exclude, gap, step, duration, transition_of, whole, within, ending, skip,
+         skip_names, consume, timeouts, sat, times, nodes, dead, meta, waiting, held, held_ev,
+         consumed, scalars, last, until):
     """The events from number scalars[0] on (those before are carried: MatchState), with
     the held matches' counts scalars[1:3] and the time timeouts were reported up to
     scalars[3] (all updated); ``last``: the input ends here."""
@@ -255,7 +256,7 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
             new[q] = -1
             if sat[i, cond[q]]:
                 new[q] = _extend(nodes, meta, dead, waiting, q, i, t, initial, in_scope, in_ptr,
-                                 gap, step, duration, subs)
+                                 gap, step, duration, subs, sat, exclude_ptr, exclude)
         counts[2] = 0
         counts[3] = 0
         for q in range(n_pos):
@@ -364,9 +365,10 @@ def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, tr
 
 @numba.jit(**_JIT)
 def _extend(nodes, meta, dead, waiting, q, i, t, initial, in_scope, in_ptr, gap, step, duration,
-            subs):
+            subs, sat, exclude_ptr, exclude):
     """new[q] at event i: the matches event i extends at q (−1 for none); drops the
-    waiting sets into q that can never go on."""
+    waiting sets into q that can never go on, skips those whose transition excludes
+    event i (a greedy repetition's exit: they wait on)."""
     k = duration.shape[0]
     child = -1
     mins = 2**62
@@ -392,6 +394,11 @@ def _extend(nodes, meta, dead, waiting, q, i, t, initial, in_scope, in_ptr, gap,
             alive = False
         if not alive:
             waiting[e] = -1
+            continue
+        excluded = False
+        for x in range(exclude_ptr[e], exclude_ptr[e + 1]):
+            excluded = excluded or sat[i, exclude[x]]
+        if excluded:
             continue
         child = new_union(nodes, meta, child, w)
         mins = min(mins, nodes[w, MINS])

@@ -18,6 +18,8 @@ array               dtype       meaning
 ``mode``            int8[T]     0 strict, 1 next, 2 any
 ``forbid_ptr``      int32[T+1]  its forbidden conditions: ``forbid[forbid_ptr[t]:…]``
 ``forbid``          int32[·]    condition numbers
+``exclude_ptr``     int32[T+1]  conditions q's event must not satisfy (greedy)
+``exclude``         int32[·]    condition numbers
 ``gap``             int64[T]    its Gap bound in δ, −1 for none
 ``step``            int8[T, K]  0 none, 1 internal, 2 enters scope k
 ``duration``        int64[K]    each scope's bound in δ
@@ -60,6 +62,8 @@ class MatchTables:
     mode: np.ndarray
     forbid_ptr: np.ndarray
     forbid: np.ndarray
+    exclude_ptr: np.ndarray
+    exclude: np.ndarray
     gap: np.ndarray
     step: np.ndarray
     duration: np.ndarray
@@ -94,6 +98,7 @@ def match_tables(query: MatchQuery, auto: Automaton) -> MatchTables:
     for i, t in enumerate(ts):
         transition_of[t.source, t.target] = i
     forbid = [sorted(t.forbid) for t in ts]
+    exclude = [sorted(t.exclude) for t in ts]
     skip_var = query.skip.var
     return MatchTables(
         cond=np.array([p.cond for p in positions], dtype=np.int32),
@@ -107,6 +112,8 @@ def match_tables(query: MatchQuery, auto: Automaton) -> MatchTables:
         mode=np.array([MODE[t.contiguity] for t in ts], dtype=np.int8),
         forbid_ptr=np.cumsum([0, *map(len, forbid)], dtype=np.int32),
         forbid=np.array([c for f in forbid for c in f], dtype=np.int32),
+        exclude_ptr=np.cumsum([0, *map(len, exclude)], dtype=np.int32),
+        exclude=np.array([c for f in exclude for c in f], dtype=np.int32),
         gap=np.array([-1 if t.gap is None else t.gap for t in ts], dtype=np.int64),
         step=np.array([[s.value for s in t.steps] for t in ts], dtype=np.int8).reshape(len(ts), k),
         duration=np.array([s.duration for s in auto.scopes], dtype=np.int64),

@@ -14,10 +14,11 @@ stream crosses inside it before (after) them, whether it is nullable, and the
 transitions it creates — as regex-automata compiles a construct to a fragment.
 
 A :class:`Transition` p → q holds what the markers between two consecutive events of
-a match say: its contiguity (the last marker's), its forbidden conditions (all of
-them), the smallest :class:`~dt.cer.pattern.Gap` bound it lies inside, and, per
-:class:`~dt.cer.pattern.Within` scope, whether it stays in the scope's instance
-(*internal*: created inside the scope) or starts one (*enters*: created outside, q
+a match say: its contiguity (the last junction's), its forbidden conditions (all of
+them), the conditions q's event must not satisfy (a greedy repetition's exclusion
+markers: :class:`_Exclusion`), the smallest :class:`~dt.cer.pattern.Gap` bound it lies
+inside, and, per :class:`~dt.cer.pattern.Within` scope, whether it stays in the scope's
+instance (*internal*: created inside the scope) or starts one (*enters*: created outside, q
 inside). Two parses may link the same positions through different markers
 (``plus(plus(a))``): the transitions are merged when one allows whatever the other
 does (:func:`_dominates`); otherwise the pattern is refused (the engine would need to
@@ -84,6 +85,7 @@ class Transition:
     forbid: frozenset[int]
     gap: int | None
     steps: tuple[ScopeStep, ...]
+    exclude: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,14 +103,29 @@ class Automaton:
     whole: int | None = None
 
 
-_Markers = tuple[Junction, ...]
+@dataclass(frozen=True, slots=True)
+class _Exclusion:
+    """A greedy repetition's exclusion marker: the next event satisfies none of
+    ``conditions`` (no contiguity, no forbid: :mod:`dt.cer.pattern`)."""
+
+    conditions: frozenset[int]
+
+
+_Markers = tuple[Junction | _Exclusion, ...]
 
 
 @dataclass(slots=True)
 class _Fragment:
+    """A construct's first and last positions with the markers crossed inside it before
+    (after) them, and the markers of each of its empty parses (none: not nullable)."""
+
     first: list[tuple[int, _Markers]]
     last: list[tuple[int, _Markers]]
-    nullable: bool
+    empty: list[_Markers]
+
+    @property
+    def nullable(self) -> bool:
+        return bool(self.empty)
 
 
 @dataclass(slots=True)
@@ -138,19 +155,43 @@ class _Builder:
             else ScopeStep.ENTERS if s in self.positions[q].scopes
             else ScopeStep.NONE
             for s in range(len(self.scopes)))
-        return Transition(p, q, markers[-1].contiguity,
-                          frozenset(c for m in markers for c in m.forbid), ctx.gap, steps)
+        junctions = [m for m in markers if isinstance(m, Junction)]
+        return Transition(p, q, junctions[-1].contiguity,
+                          frozenset(c for m in junctions for c in m.forbid), ctx.gap, steps,
+                          frozenset(c for m in markers if isinstance(m, _Exclusion)
+                                    for c in m.conditions))
 
     def freeze(self, root: _Fragment, whole: int | None) -> Automaton:
-        merged = tuple(_merge([self._transition(p, q, *made) for made in ts], self.positions)
-                       for (p, q), ts in self.transitions.items())
+        # a transition that excludes its own target's condition never fires: dropped,
+        # with the positions from which no match can then end (no partial match waits
+        # there: timeouts report only what may still complete)
+        merged = [t for t in (_merge([self._transition(p, q, *made) for made in ts],
+                                     self.positions)
+                              for (p, q), ts in self.transitions.items())
+                  if self.positions[t.target].cond not in t.exclude]
         if len(merged) > MAX_TRANSITIONS:
             raise ValueError(f"the pattern has {len(merged)} transitions, more than "
                              f"{MAX_TRANSITIONS}: bound its repetitions")
+        final = {p for p, _ in root.last}
+        live = _coreachable(final, merged)
         return Automaton(tuple(self.positions), tuple(self.scopes),
-                         tuple(sorted({q for q, _ in root.first})),
-                         tuple(sorted({p for p, _ in root.last})),
-                         tuple(sorted(merged, key=lambda t: (t.target, t.source))), whole)
+                         tuple(sorted({q for q, _ in root.first} & live)), tuple(sorted(final)),
+                         tuple(sorted((t for t in merged if t.target in live),
+                                      key=lambda t: (t.target, t.source))), whole)
+
+
+def _coreachable(final: set[int], transitions: Sequence[Transition]) -> set[int]:
+    """The positions from which a final one can be reached."""
+    sources: dict[int, list[int]] = {}
+    for t in transitions:
+        sources.setdefault(t.target, []).append(t.source)
+    live, todo = set(final), list(final)
+    while todo:
+        for p in sources.get(todo.pop(), ()):
+            if p not in live:
+                live.add(p)
+                todo.append(p)
+    return live
 
 
 def automaton(query: MatchQuery) -> Automaton:
@@ -196,13 +237,13 @@ def _compile(b: _Builder, p: Pattern, ctx: _Context) -> _Fragment:
     if isinstance(p, Var):
         b.positions.append(Position(p.name, p.cond, ctx.scopes, (ctx.path, ctx.copies)))
         q = len(b.positions) - 1
-        return _Fragment([(q, ())], [(q, ())], False)
+        return _Fragment([(q, ())], [(q, ())], [])
     if isinstance(p, Seq):
         return _seq(b, p, ctx)
     if isinstance(p, Alt):
         parts = [_compile(b, c, ctx.child(i)) for i, c in enumerate(p.parts)]
         return _Fragment([x for f in parts for x in f.first], [x for f in parts for x in f.last],
-                         any(f.nullable for f in parts))
+                         _distinct([m for f in parts for m in f.empty]))
     if isinstance(p, Repeat):
         return _repeat(b, p, ctx)
     if isinstance(p, Gap):
@@ -218,36 +259,44 @@ def _compile(b: _Builder, p: Pattern, ctx: _Context) -> _Fragment:
 def _seq(b: _Builder, p: Seq, ctx: _Context) -> _Fragment:
     """A non-empty Seq's tokens carry every junction between consecutive parts, around
     empty parts too: the markers before a part's first event (after its last) are those
-    of the empty parts before (after) it."""
+    of the empty parts before (after) it, with those parts' own (exclusion) markers."""
     parts = [_compile(b, c, ctx.child(i)) for i, c in enumerate(p.parts)]
     first: list[tuple[int, _Markers]] = []
-    crossed: _Markers = ()
+    crossed: list[_Markers] = [()]
     for i, f in enumerate(parts):
-        first += [(q, (*crossed, *m)) for q, m in f.first]
+        first += [(q, (*c, *m)) for c in crossed for q, m in f.first]
         if not f.nullable or i == len(parts) - 1:
             break
-        crossed = (*crossed, p.junctions[i])
+        crossed = _distinct([(*c, *e, p.junctions[i]) for c in crossed for e in f.empty])
     last: list[tuple[int, _Markers]] = []
-    crossed = ()
+    crossed = [()]
     for i in range(len(parts) - 1, -1, -1):
-        last += [(q, (*m, *crossed)) for q, m in parts[i].last]
+        last += [(q, (*m, *c)) for q, m in parts[i].last for c in crossed]
         if not parts[i].nullable or i == 0:
             break
-        crossed = (p.junctions[i - 1], *crossed)
+        crossed = _distinct([(p.junctions[i - 1], *e, *c) for e in parts[i].empty
+                             for c in crossed])
     for i, left in enumerate(parts):
-        middle: _Markers = ()
+        middle: list[_Markers] = [()]
         for j in range(i + 1, len(parts)):
-            middle = (*middle, p.junctions[j - 1])
-            b.link(left.last, middle, parts[j].first, ctx)
+            middle = [(*m, p.junctions[j - 1]) for m in middle]
+            for m in middle:
+                b.link(left.last, m, parts[j].first, ctx)
             if not parts[j].nullable:
                 break
-    return _Fragment(first, last, all(f.nullable for f in parts))
+            middle = _distinct([(*m, *e) for m in middle for e in parts[j].empty])
+    empty: list[_Markers] = [()]
+    for f in parts:
+        empty = _distinct([_excluding((*x, *e)) for x in empty for e in f.empty])
+    return _Fragment(first, last, empty)
 
 
 def _repeat(b: _Builder, p: Repeat, ctx: _Context) -> _Fragment:
     """Copies 1..hi (bounded) or 1..max(lo, 1), the last looping (unbounded); a match
     may leave after copy r once r iterations are enough (r ≥ lo, or any r ≥ 1 when the
-    body is nullable: its empty iterations are not counted)."""
+    body is nullable: its empty iterations are not counted). A greedy repetition leaves
+    with an exclusion marker while it could iterate again (r < hi), and leaves one when
+    empty."""
     n = p.hi if p.hi is not None else max(p.lo, 1)
     bodies = [_compile(b, p.body, _Context((*ctx.path, 0), (*ctx.copies, r), ctx.scopes, ctx.gap))
               for r in range(1, n + 1)]
@@ -256,14 +305,28 @@ def _repeat(b: _Builder, p: Repeat, ctx: _Context) -> _Fragment:
         b.link(bodies[r].last, (p.loop,), bodies[r + 1].first, ctx)
     if p.hi is None:
         b.link(bodies[-1].last, (p.loop,), bodies[-1].first, ctx)
-    last = [x for r in range(enough - 1, n) for x in bodies[r].last]
-    return _Fragment(bodies[0].first, last, p.lo == 0 or bodies[0].nullable)
+    exclusion: _Markers = (_Exclusion(p.exclude),) if p.greedy else ()
+    last = [(q, (*m, *exclusion) if p.hi is None or r + 1 < p.hi else m)
+            for r in range(enough - 1, n) for q, m in bodies[r].last]
+    return _Fragment(bodies[0].first, last,
+                     [exclusion] if p.lo == 0 or bodies[0].nullable else [])
+
+
+def _distinct(alternatives: list[_Markers]) -> list[_Markers]:
+    """The alternatives once each, in order."""
+    return list(dict.fromkeys(alternatives))
+
+
+def _excluding(markers: _Markers) -> _Markers:
+    """An empty parse's exclusion markers as one (an empty parse has no junctions)."""
+    conditions = frozenset(c for m in markers if isinstance(m, _Exclusion) for c in m.conditions)
+    return (_Exclusion(conditions),) if conditions else ()
 
 
 def _dominates(a: Transition, b: Transition) -> bool:
     """Whether every pair of events ``b`` allows, ``a`` allows too."""
     return (a.steps == b.steps and _RANK[a.contiguity] >= _RANK[b.contiguity]
-            and a.forbid <= b.forbid
+            and a.forbid <= b.forbid and a.exclude <= b.exclude
             and (a.gap is None or (b.gap is not None and a.gap >= b.gap)))
 
 
@@ -274,6 +337,6 @@ def _merge(ts: list[Transition], positions: Sequence[Position]) -> Transition:
             return t
     p, q = positions[ts[0].source], positions[ts[0].target]
     raise ValueError(f"ambiguous pattern: {p.name} then {q.name} can be read through "
-                     "different junctions (contiguity, not, gap or within) of which none "
+                     "different junctions (contiguity, not, gap, within or greedy) of which none "
                      "allows all the others allow; write the pattern without nesting "
                      "those repetitions")

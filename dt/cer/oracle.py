@@ -81,11 +81,13 @@ class _Bound(NamedTuple):
 
 
 class _Marker(NamedTuple):
-    """A run of junction markers between two tokens, as the check reads it: the last
-    one's contiguity (a :class:`Contiguity`'s value) and the union of their forbids."""
+    """A run of markers between two tokens, as the check reads it: the last junction's
+    contiguity (a :class:`Contiguity`'s value; None for a run of exclusion markers only),
+    the union of their forbids and of their excludes."""
 
-    contiguity: str
+    contiguity: str | None
     forbid: frozenset[int]
+    exclude: frozenset[int] = frozenset()
 
 
 _Token = _Bound | _Marker
@@ -131,15 +133,17 @@ def _checked(query: MatchQuery, sat: np.ndarray, times: Sequence[int]) -> np.nda
     return sat
 
 
-def _found(query: MatchQuery, sat: np.ndarray, times: Sequence[int]) -> list[_Found]:
-    """Every match (events and occurrences) some satisfying parse gives, deduplicated."""
+def _found(query: MatchQuery, sat: np.ndarray, times: Sequence[int],
+           excluded: np.ndarray | None = None) -> list[_Found]:
+    """Every match (events and occurrences) some satisfying parse gives, deduplicated;
+    ``excluded`` is what exclusion markers read instead of ``sat`` (for timeouts)."""
     found: dict[tuple[tuple[int, ...], tuple[Occurrence, ...]], _Found] = {}
     n = len(times)
     for size in range(1, n + 1):
         for events in combinations(range(n), size):
             if query.within is not None and times[events[-1]] - times[events[0]] >= query.within:
                 continue
-            parser = _Parser(sat, times, events)
+            parser = _Parser(sat, times, events, sat if excluded is None else excluded)
             for end, tokens in parser.parse(query.pattern, (), (), 0):
                 if end != size:
                     continue
@@ -153,8 +157,10 @@ def _found(query: MatchQuery, sat: np.ndarray, times: Sequence[int]) -> list[_Fo
 class _Parser:
     """The parses of pattern nodes over one subsequence of the events."""
 
-    def __init__(self, sat: np.ndarray, times: Sequence[int], events: tuple[int, ...]) -> None:
+    def __init__(self, sat: np.ndarray, times: Sequence[int], events: tuple[int, ...],
+                 excluded: np.ndarray) -> None:
         self.sat = sat
+        self.excluded = excluded
         self.times = times
         self.events = events
         # Memos: (path, copies, position) — the path names the node — for nodes, and with
@@ -194,8 +200,9 @@ class _Parser:
     def _seq(self, node: Seq, path: Path, copies: tuple[int, ...], pos: int) -> Iterator[_Parse]:
         """The parts' parses in turn, a junction between every two unless all are empty."""
         for end, parts in self._parts(node, path, copies, 0, pos):
-            if end == pos:
-                yield pos, ()
+            if end == pos:  # an empty parse: only its parts' exclusion markers, as one
+                yield pos, _exclusion(frozenset(c for part in parts for m in part
+                                                for c in m.exclude))
                 continue
             tokens: tuple[_Token, ...] | None = parts[0]
             for junction, part in zip(node.junctions, parts[1:], strict=True):
@@ -217,7 +224,7 @@ class _Parser:
                 pos: int) -> Iterator[_Parse]:
         """No iteration (if allowed), or non-empty iterations with the loop between."""
         if node.lo == 0 or nullable(node.body):
-            yield pos, ()
+            yield pos, _exclusion(node.exclude if node.greedy else frozenset())
         yield from self._iterations(node, path, copies, pos, 1)
 
     def _iterations(self, node: Repeat, path: Path, copies: tuple[int, ...], pos: int,
@@ -238,12 +245,15 @@ class _Parser:
         followed by the next iterations'."""
         # ``iteration`` is the copy: at most hi when bounded, capped by the stage otherwise.
         enough = iteration >= node.lo or nullable(node.body)
+        more = node.hi is None or iteration < node.hi
         for end, tokens in self.parse(node.body, (*path, 0), (*copies, iteration), pos):
             if end == pos:
                 continue
-            if enough:
+            if enough and node.greedy and more:
+                yield end, (*tokens, *_exclusion(node.exclude))
+            elif enough:
                 yield end, tokens
-            if node.hi is None or iteration < node.hi:
+            if more:
                 for after, rest in self._iterations(node, path, copies, end, iteration + 1):
                     if (stream := self._joined(tokens, node.loop, rest)) is not None:
                         yield after, stream
@@ -259,16 +269,18 @@ class _Parser:
         of their forbids, so the run becomes one marker saying those: parses differing
         only in how markers nest (``plus(plus(a))``) become one parse.
         """
-        contiguity, forbid = junction.contiguity.value, junction.forbid
+        contiguity, forbid, exclude = junction.contiguity.value, junction.forbid, frozenset()
         if left and isinstance(left[-1], _Marker):
-            forbid |= left[-1].forbid
+            forbid, exclude = forbid | left[-1].forbid, left[-1].exclude
             left = left[:-1]
         if right and isinstance(right[0], _Marker):
-            contiguity, forbid = right[0].contiguity, forbid | right[0].forbid
+            contiguity = right[0].contiguity or contiguity
+            forbid, exclude = forbid | right[0].forbid, exclude | right[0].exclude
             right = right[1:]
-        marker = _Marker(contiguity, forbid)
+        marker = _Marker(contiguity, forbid, exclude)
         x, y = _last_event(left), _first_event(right)
-        if x is not None and y is not None and not _pair_holds(self.sat, x, marker, y):
+        if x is not None and y is not None and not _pair_holds(self.sat, self.excluded, x,
+                                                                   marker, y):
             return None
         return (*left, marker, *right)
 
@@ -285,6 +297,11 @@ class _Parser:
                 yield end, tokens
 
 
+def _exclusion(exclude: frozenset[int]) -> tuple[_Token, ...]:
+    """An empty parse's tokens: the exclusion marker of ``exclude``, none if empty."""
+    return (_Marker(None, frozenset(), exclude),) if exclude else ()
+
+
 def _first_event(tokens: tuple[_Token, ...]) -> _Bound | None:
     """The first event of a stream, None if it has none."""
     return next((t for t in tokens if isinstance(t, _Bound)), None)
@@ -295,16 +312,19 @@ def _last_event(tokens: tuple[_Token, ...]) -> _Bound | None:
     return _first_event(tokens[::-1])
 
 
-def _pair_holds(sat: np.ndarray, x: _Bound, marker: _Marker, y: _Bound) -> bool:
-    """Consecutive events x and y of a stream and the markers between them made one."""
+def _pair_holds(sat: np.ndarray, excluded: np.ndarray, x: _Bound, marker: _Marker,
+                y: _Bound) -> bool:
+    """Consecutive events x and y of a stream and the markers between them made one (y's
+    exclusions read in ``excluded``; y's own condition excluded excludes it whatever)."""
     i, j = x.number, y.number
     between = sat[i + 1:j]
     if marker.contiguity == Contiguity.STRICT.value and j != i + 1:
         return False
     if marker.contiguity == Contiguity.NEXT.value and between[:, y.cond].any():
         return False
-    forbid = sorted(marker.forbid)
-    return not (forbid and between[:, forbid].any())
+    forbid, exclude = sorted(marker.forbid), sorted(marker.exclude)
+    return (not (forbid and between[:, forbid].any()) and y.cond not in marker.exclude
+            and not excluded[j, exclude].any())
 
 
 def _ordered(query: MatchQuery, sat: np.ndarray, times: Sequence[int],
@@ -374,8 +394,10 @@ def enumerate_timeouts(query: MatchQuery, sat: np.ndarray, times: Sequence[int]
     A partial match P — events e_1 … e_k (k ≥ 1) with occurrences, not itself a match —
     times out at T = t(e_1) + W when, at T, it could still go on: some event right after
     the last event before T would extend it towards a match. The oracle asks exactly
-    that: P followed by events that satisfy every condition, at time T − 1 just after the
-    last event before T, is the start of a match. P is emitted at the first event at T
+    that: P followed by events that satisfy every condition (but none that an exclusion
+    marker excludes: conditions are independent, so the next event may be any that its
+    variable allows), at time T − 1 just after the last event before T, is the start of
+    a match. P is emitted at the first event at T
     or later (n at the end of the input), after the matches released by time there and
     before those that event completes, unless a kept match emitted before it discarded
     its start (skip policy) or consumed one of its events.
@@ -395,9 +417,10 @@ def enumerate_timeouts(query: MatchQuery, sat: np.ndarray, times: Sequence[int]
         deadline = times[s] + query.within
         j = next((k for k in range(s + 1, n) if times[k] >= deadline), n)
         word = np.vstack([sat[:j], np.ones((longest, width), dtype=bool)])
+        excluded = np.vstack([sat[:j], np.zeros((longest, width), dtype=bool)])
         clock = [*times[:j], *[deadline - 1] * longest]
         complete = {(f.events, f.occurrences) for f in _found(plain, sat[:j], times[:j])}
-        for f in _found(plain, word, clock):
+        for f in _found(plain, word, clock, excluded):
             real = [e for e in f.events if e < j]
             if f.events[0] != s or len(real) == len(f.events):
                 continue
@@ -427,7 +450,8 @@ def _nodes(p: Pattern) -> Iterator[Pattern]:
 def _needed(p: Pattern) -> int:
     """An upper bound on the events a partial match needs to complete, whatever its last
     occurrence: from inside a Seq the rest of the Seq, inside an Alt its longest
-    shortest branch, inside a Repeat the rest of ``max(lo, 1)`` iterations."""
+    shortest branch, inside a Repeat the rest of ``max(lo, 1)`` iterations (of ``hi`` for
+    a bounded greedy one: its exclusion may bar every exit before the last)."""
     if isinstance(p, Var):
         return 1
     if isinstance(p, Seq):
@@ -435,5 +459,5 @@ def _needed(p: Pattern) -> int:
     if isinstance(p, Alt):
         return max(_needed(part) for part in p.parts)
     if isinstance(p, Repeat):
-        return _needed(p.body) * max(p.lo, 1)
+        return _needed(p.body) * (p.hi if p.greedy and p.hi is not None else max(p.lo, 1))
     return _needed(p.body)

@@ -19,7 +19,7 @@ Patterns (frozen nodes):
 * :class:`Alt` — one of the parts;
 * :class:`Repeat` — ``lo`` to ``hi`` (``None``: unbounded) non-empty iterations of the
   body, the ``loop`` junction between two iterations (a nullable body makes the count
-  a bound only: its empty iterations are not counted);
+  a bound only: its empty iterations are not counted); ``greedy`` (below);
 * :class:`Within` — a match of the body whose last event is less than ``duration`` δ
   after its first (``within`` on a sub-pattern);
 * :class:`Gap` — a match of the body whose consecutive events are less than
@@ -38,6 +38,24 @@ y (event j, bound to :class:`Var` v), the markers crossed say:
   that can play v); ``ANY`` nothing (skip-till-any-match);
 * forbidden conditions — the union of every crossed marker's ``forbid``: no event
   strictly between i and j satisfies one (``seq(a, not(c), b)``).
+
+* excluded conditions — the union of every crossed marker's ``exclude``: y satisfies
+  none of them (the greedy marker, below).
+
+A **greedy** ``Repeat`` (Flink CEP's ``greedy()``, SQL's ``B+`` as Flink runs it) takes
+every event it can: the event right after an instance of it must not be one that could
+start another iteration. Its parse leaves an *exclusion marker* after its tokens — when
+it may iterate again (fewer than ``hi`` non-empty iterations), and also when it has
+none (an empty parse: only that marker) — whose ``exclude`` is the conditions of the
+events the body can start with. An exclusion marker has no contiguity (the run's is
+its last junction's) and no forbid; an empty parse of a ``Seq``, ``Within`` or
+``Gap`` keeps its parts' exclusion markers (as one), while a ``Repeat`` with no
+iteration has none of its body's. A greedy ``Repeat``'s body is not nullable, and no
+parse may end with it (a greedy repetition that can end a match — trailing parts all
+empty — is refused, as Flink refuses a greedy last variable: nothing after it shows it
+took all it could). Without ``greedy`` a repetition is *reluctant* in Flink's sense: every
+number of iterations gives its own match (SQL's ``B+?``; under a skip policy the first
+emitted per start is the shortest, SQL's reluctant match).
 
 A parse *satisfies* the pattern when every such pair, every ``Within`` instance and
 every ``Gap`` instance hold. A **match** is the events' numbers with, per event, its
@@ -154,16 +172,31 @@ class Alt:
 
 @dataclass(frozen=True, slots=True)
 class Repeat:
-    """``lo`` to ``hi`` iterations of ``body`` (``hi`` None: unbounded)."""
+    """``lo`` to ``hi`` iterations of ``body`` (``hi`` None: unbounded); ``greedy``: the
+    event after it cannot start another iteration (see the module docstring)."""
 
     body: Pattern
     lo: int
     hi: int | None
     loop: Junction = field(default_factory=Junction)
+    greedy: bool = False
 
     def __post_init__(self) -> None:
         if self.lo < 0 or (self.hi is not None and (self.hi < max(self.lo, 1))):
             raise ValueError(f"times({self.lo}, {self.hi}): need 0 ≤ lo ≤ hi and hi ≥ 1")
+        if self.greedy and nullable(self.body):
+            raise ValueError("a greedy repetition's body matches the empty sequence: which "
+                             "events could start another iteration is then not one event's "
+                             "condition")
+        if self.greedy and self.hi == self.lo:
+            raise ValueError(f"greedy times({self.lo}, {self.hi}): a fixed count has "
+                             "nothing to be greedy about")
+
+    @property
+    def exclude(self) -> frozenset[int]:
+        """The conditions of the events an iteration can start with (what a greedy
+        repetition's exclusion marker excludes)."""
+        return starts(self.body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +270,11 @@ class MatchQuery:
                 isinstance(n, Within | Gap) for n in walk(self.pattern))):
             raise ValueError("timeouts need the query's within, and no gap or inner within "
                              "(a partial match then waits for its within alone)")
+        if ends_greedy(self.pattern):
+            raise ValueError("a greedy repetition can end a match: nothing after it shows it "
+                             "took every event it could (Flink refuses a greedy last "
+                             "variable too); drop greedy — every length is then a match — or "
+                             "add what must follow it")
         if self.skip.var is not None and self.skip.var not in variables(self.pattern):
             raise ValueError(f"skip {self.skip.kind.value} {self.skip.var}: the pattern has "
                              f"no variable {self.skip.var}")
@@ -283,6 +321,41 @@ def nullable(p: Pattern) -> bool:
     if isinstance(p, Repeat):
         return p.lo == 0 or nullable(p.body)
     return nullable(p.body)
+
+
+def starts(p: Pattern) -> frozenset[int]:
+    """The conditions of the events a non-empty match of ``p`` can start with."""
+    if isinstance(p, Var):
+        return frozenset((p.cond,))
+    if isinstance(p, Seq):
+        out: frozenset[int] = frozenset()
+        for part in p.parts:
+            out |= starts(part)
+            if not nullable(part):
+                break
+        return out
+    if isinstance(p, Alt):
+        return frozenset(c for part in p.parts for c in starts(part))
+    return starts(p.body)
+
+
+def ends_greedy(p: Pattern) -> bool:
+    """Whether some parse of ``p`` ends with a greedy repetition (followed only by empty
+    parts), which :class:`MatchQuery` refuses."""
+    if isinstance(p, Var):
+        return False
+    if isinstance(p, Seq):
+        for part in reversed(p.parts):
+            if ends_greedy(part):
+                return True
+            if not nullable(part):
+                return False
+        return False
+    if isinstance(p, Alt):
+        return any(ends_greedy(part) for part in p.parts)
+    if isinstance(p, Repeat) and p.greedy:
+        return True
+    return ends_greedy(p.body)
 
 
 def _node_conditions(n: Pattern) -> frozenset[int]:

@@ -66,6 +66,7 @@ __all__ = [
     "MEASURES",
     "PARAMETERS",
     "PAST_OPERATORS",
+    "REPETITION_MODES",
     "SIGNAL_FUNCTIONS",
     "SKIPS",
     "STORED_FUNCTIONS",
@@ -634,23 +635,28 @@ class PatternAnd:
 
 @dataclass(frozen=True, slots=True)
 class PatternPlus:
-    """``plus(p)``: one or more matches of p, one after the other (Kleene plus)."""
+    """``plus(p)``: one or more matches of p, one after the other (Kleene plus);
+    ``greedy`` (``plus[greedy](p)``, ``match`` only): the event after it cannot start
+    another match of p."""
 
     body: Pattern
     span: Span | None = _NO_SPAN
     contiguity: str | None = None
+    greedy: bool = False
 
 
 @dataclass(frozen=True, slots=True)
 class PatternTimes:
     """``times(p, lo[, hi])``, ``optional(p)`` (0 to 1), ``star(p)`` (0 or more): lo to hi
-    (``None``: unbounded) matches of p one after the other (issue 26, ``match`` only)."""
+    (``None``: unbounded) matches of p one after the other (issue 26, ``match`` only);
+    ``greedy`` as :class:`PatternPlus`'s."""
 
     body: Pattern
     lo: int
     hi: int | None
     span: Span | None = _NO_SPAN
     contiguity: str | None = None
+    greedy: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -737,6 +743,9 @@ Pattern = (PatternTag | PatternSeq | PatternOr | PatternAnd | PatternPlus | Patt
            | PatternTimes | PatternGap)
 
 CONTIGUITIES = ("strict", "next", "any")
+REPETITION_MODES = ("greedy", "reluctant")
+"""A repetition's bracket may also say ``greedy`` (the event after it cannot start
+another iteration) or ``reluctant`` (every count its own match: the default)."""
 """How consecutive events of a match relate (dt/cer/pattern.py): adjacent, the first
 that fits, any later one."""
 

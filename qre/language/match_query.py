@@ -45,7 +45,8 @@ __all__ = ["check_match_rows", "durations_used", "has_ending", "match_query"]
 
 def check_match_rows(q: ast.MatchRows, alphabet: Sequence[str]) -> None:
     """QreTypeError unless ``q``'s tags are the alphabet's, its skip variable is one of
-    its tags, and a negation at its end has ``within``."""
+    its tags, a negation at its end has ``within``, and its pattern meets the IR's
+    preconditions (:mod:`dt.cer.pattern`: greedy repetitions)."""
     from dt.windows import TICK
 
     for tag in pattern_tags(q.pattern):
@@ -68,6 +69,7 @@ def check_match_rows(q: ast.MatchRows, alphabet: Sequence[str]) -> None:
     if has_ending(q.pattern) and q.within is None:
         raise QreTypeError("not(...) at the end of a pattern needs the option within D: how "
                            "long to wait for the absent event", span=q.span)
+    match_query(q, alphabet, 1)  # the pattern IR's own preconditions (greedy repetitions)
 
 
 def durations_used(q: ast.MatchRows) -> bool:
@@ -107,7 +109,11 @@ def match_query(q: ast.MatchRows, alphabet: Sequence[str], delta_ns: int) -> Mat
             return Alt((Seq((left, right), both), Seq((right, left), both)))
         if isinstance(p, ast.PatternPlus | ast.PatternTimes):
             lo, hi = (1, None) if isinstance(p, ast.PatternPlus) else (p.lo, p.hi)
-            return Repeat(convert(p.body), lo, hi, Junction(_contiguity(p, strategy)))
+            body = convert(p.body)
+            try:
+                return Repeat(body, lo, hi, Junction(_contiguity(p, strategy)), p.greedy)
+            except ValueError as err:  # a greedy repetition of an empty body, or fixed count
+                raise QreTypeError(str(err), span=p.span) from None
         if isinstance(p, ast.PatternGap):
             return Gap(convert(p.body), ticks(p.duration))
         assert isinstance(p, ast.PatternWithin), f"not a pattern: {p!r}"
@@ -115,7 +121,11 @@ def match_query(q: ast.MatchRows, alphabet: Sequence[str], delta_ns: int) -> Mat
 
     skip = Skip(SkipKind(q.skip), q.skip_var)
     within = None if q.within is None else ticks(q.within)
-    return MatchQuery(convert(body), skip, q.consume, within, ending, q.timeouts)
+    pattern = convert(body)
+    try:
+        return MatchQuery(pattern, skip, q.consume, within, ending, q.timeouts)
+    except ValueError as err:  # a greedy repetition that can end a match
+        raise QreTypeError(str(err), span=q.span) from None
 
 
 def _seq(p: ast.PatternSeq, convert, codes: dict[str, int], strategy: Contiguity) -> Pattern:

@@ -72,6 +72,7 @@ from .ast import (
     CONTIGUITIES,
     MATCH_COLUMNS,
     MEASURES,
+    REPETITION_MODES,
     SIGNAL_FUNCTIONS,
     SKIPS,
     Aggregate,
@@ -477,9 +478,9 @@ class _Converter:
             raise self.error(f"pattern nested too deeply (more than {MAX_DEPTH} levels)", tree)
         self.reach(depth)
         kind, kids, span, d = _kind(tree), tree.children, _span(tree), depth + 1
-        contiguity = None
-        if kids and isinstance(kids[0], lark.Tree) and _kind(kids[0]) == "contiguity":
-            contiguity = self.contiguity(kids[0])
+        contiguity, greedy = None, False
+        if kids and isinstance(kids[0], lark.Tree) and _kind(kids[0]) == "modifiers":
+            contiguity, greedy = self.modifiers(kids[0], repetition=kind != "p_seq")
             kids = kids[1:]
         if kind == "p_tag":
             return PatternTag(self.identifier(kids[0], "a tag"), span)
@@ -489,12 +490,12 @@ class _Converter:
             node = PatternOr if kind == "p_or" else PatternAnd
             return node(self.pattern(kids[0], d), self.pattern(kids[1], d), span)
         if kind == "p_plus":
-            return PatternPlus(self.pattern(kids[0], d), span, contiguity)
+            return PatternPlus(self.pattern(kids[0], d), span, contiguity, greedy)
         if kind in ("p_star", "p_optional"):
             hi = None if kind == "p_star" else 1
-            return PatternTimes(self.pattern(kids[0], d), 0, hi, span, contiguity)
+            return PatternTimes(self.pattern(kids[0], d), 0, hi, span, contiguity, greedy)
         if kind == "p_times":
-            return self.times(kids, d, span, contiguity)
+            return self.times(kids, d, span, contiguity, greedy)
         body, duration = self.pattern(kids[0], d), self.duration(kids[1])
         if kind == "p_gap":
             return PatternGap(body, duration, span)
@@ -515,14 +516,31 @@ class _Converter:
                                  kids[k])
         return PatternSeq(tuple(parts), span, contiguity)
 
-    def contiguity(self, tree: lark.Tree) -> str:
-        name = str(tree.children[0])
-        if name not in CONTIGUITIES:
-            raise self.error(f"contiguity {name!r}: one of {', '.join(CONTIGUITIES)}", tree)
-        return name
+    def modifiers(self, tree: lark.Tree, *, repetition: bool) -> tuple[str | None, bool]:
+        """``[contiguity]``, and on a repetition ``[greedy]``, ``[reluctant]`` or both
+        kinds (``[strict, greedy]``): the contiguity (None: the query's) and greediness."""
+        contiguity: str | None = None
+        mode: str | None = None
+        modes = REPETITION_MODES if repetition else ()
+        for token in tree.children:
+            name = str(token)
+            if name in CONTIGUITIES and contiguity is None:
+                contiguity = name
+            elif name in modes and mode is None:
+                mode = name
+            elif name in (*CONTIGUITIES, *modes):
+                raise self.error(f"{name!r}: the brackets name one contiguity"
+                                 f"{' and one of greedy, reluctant' if repetition else ''}",
+                                 token)
+            else:
+                allowed = ", ".join((*CONTIGUITIES, *modes))
+                hint = ("" if repetition or name not in REPETITION_MODES
+                        else " (greedy and reluctant are for plus, star, optional and times)")
+                raise self.error(f"{name!r} in brackets: one of {allowed}{hint}", token)
+        return contiguity, mode == "greedy"
 
     def times(self, kids: list[lark.Tree | lark.Token], depth: int, span: Span,
-              contiguity: str | None) -> PatternTimes:
+              contiguity: str | None, greedy: bool) -> PatternTimes:
         """``times(p, lo[, hi])``: whole numbers, hi ≥ max(lo, 1), ``inf`` for no bound."""
         body, lo_token, *rest = kids
         counts = [lo_token, *(t.children[0] for t in rest)]
@@ -534,7 +552,7 @@ class _Converter:
         if hi is not None and (hi < lo or hi < 1):
             raise self.error(f"times(p, {lo}, {hi}): need lo ≤ hi and hi ≥ 1",
                              rest[0] if rest else lo_token)
-        return PatternTimes(self.pattern(body, depth), lo, hi, span, contiguity)
+        return PatternTimes(self.pattern(body, depth), lo, hi, span, contiguity, greedy)
 
     def match_rows(self, tree: lark.Tree, depth: int) -> MatchRows:
         """``match(p, options)``: each option once."""

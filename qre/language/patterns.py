@@ -117,10 +117,10 @@ def check_pattern(q: ast.Matches, *, windowed: bool) -> None:
     """QreTypeError unless ``q`` can be compiled (at the top level, or in a window)."""
     for node in walk_pattern(q.pattern):
         if isinstance(node, ast.PatternTimes | ast.PatternGap) or getattr(
-                node, "contiguity", None) is not None:
-            raise QreTypeError("contiguity, times, optional, star and gap are for match(...), "
-                               "whose rows are the matches; matches(p) and matched(p) count "
-                               "skip-till-any-match", span=node.span)
+                node, "contiguity", None) is not None or getattr(node, "greedy", False):
+            raise QreTypeError("contiguity, greedy, times, optional, star and gap are for "
+                               "match(...), whose rows are the matches; matches(p) and "
+                               "matched(p) count skip-till-any-match", span=node.span)
         if isinstance(node, ast.PatternSeq) and isinstance(node.parts[-1], ast.PatternNot):
             raise QreTypeError("not(...) ends a pattern only in match(..., within D)",
                                span=node.parts[-1].span)

@@ -166,18 +166,20 @@ def _pattern(p: Pattern | PatternNot) -> str:
         word = "or" if isinstance(p, PatternOr) else "and"
         return f"{word}({_pattern(p.left)}, {_pattern(p.right)})"
     if isinstance(p, PatternPlus):
-        return f"plus{_contiguity(p.contiguity)}({_pattern(p.body)})"
+        return f"plus{_contiguity(p.contiguity, p.greedy)}({_pattern(p.body)})"
     if isinstance(p, PatternTimes):
         hi = "inf" if p.hi is None else str(p.hi)
-        return f"times{_contiguity(p.contiguity)}({_pattern(p.body)}, {p.lo}, {hi})"
+        return f"times{_contiguity(p.contiguity, p.greedy)}({_pattern(p.body)}, {p.lo}, {hi})"
     if isinstance(p, PatternWithin | PatternGap):
         word = "within" if isinstance(p, PatternWithin) else "gap"
         return f"{word}({_pattern(p.body)}, {format_duration(p.duration)})"
     raise TypeError(f"not a pattern node: {p!r}")
 
 
-def _contiguity(c: str | None) -> str:
-    return "" if c is None else f"[{c}]"
+def _contiguity(c: str | None, greedy: bool = False) -> str:
+    """A node's brackets: its contiguity, and ``greedy`` for a greedy repetition."""
+    names = [*([] if c is None else [c]), *(["greedy"] if greedy else [])]
+    return f"[{', '.join(names)}]" if names else ""
 
 
 def _match_rows(q: MatchRows) -> str:
