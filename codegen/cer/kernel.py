@@ -34,7 +34,11 @@ emitted and their length when no policy discards and every constraint is exact a
 the sets (skip-till-any-match, next, strict, ``within`` of the whole pattern);
 enumeration may also walk paths it then rejects: a ``within`` of a sub-pattern or a
 gap that only some of a set's matches break, starts discarded by ``to_next`` or
-``to_first``/``to_last``, consumed events. Memory: when the graph is full it is compacted
+``to_first``/``to_last``, consumed events. Under a skip policy the discarded starts are
+ranges of event numbers, each widened over the events around it that start no partial
+match, so that ranges meet and a waiting set whose starts were all discarded is
+dropped whole (``covered``) instead of walked again at every completing event.
+Memory: when the graph is full it is compacted
 (:func:`~codegen.cer.graph.compact`): only the waiting sets' nodes are kept, without
 the matches a skip policy discarded or the whole pattern's ``within`` ended, so it
 holds the live partial matches' graph (at most doubled).
@@ -232,6 +236,10 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
     path = np.zeros(n + 1, dtype=np.int64)
     bounds = np.zeros((n + 1, k), dtype=np.int64)
     per_event = n_pos + 2 * n_tr + 1
+    # per event under a skip policy: whether it starts a partial match (the carried
+    # events count as starts: nothing is known of them)
+    discards = skip != _NO_SKIP
+    started = np.ones(n if discards else 0, dtype=np.bool_)
     for i in range(scalars[0], n):
         t = times[i]
         # The helpers take and return arrays: each call costs reference counting (about
@@ -243,7 +251,7 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
             if counts[2] > 0:
                 dead, kept, kept_ev = _keep(cand, cand_ev, counts, i, name_rank, skip,
                                             skip_names, consume, consumed, dead, meta, kept,
-                                            kept_ev)
+                                            kept_ev, started, i - 1)
         if timeouts and t - within > timed_until:
             cand, cand_ev, timed, timed_ev = _time_out(
                 nodes, dead, meta, waiting, src, final, path, bounds, in_scope,
@@ -257,6 +265,15 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
             if sat[i, cond[q]]:
                 new[q] = _extend(nodes, meta, dead, waiting, q, i, t, initial, in_scope, in_ptr,
                                  gap, step, duration, subs, sat, exclude_ptr, exclude)
+        if discards:
+            # an event that starts no partial match joins the discarded range before it:
+            # ranges then meet across such events, and a set whose starts lie in several
+            # is dropped as a whole (`covered`)
+            started[i] = False
+            for q in range(n_pos):
+                started[i] = started[i] or (initial[q] and sat[i, cond[q]])
+            if not started[i] and i > 0 and covered(dead, meta, i - 1, i - 1):
+                dead = add_dead(dead, meta, i, i)
         counts[2] = 0
         counts[3] = 0
         for q in range(n_pos):
@@ -269,7 +286,8 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
             held, held_ev = _hold(cand, cand_ev, counts, held, held_ev, times, within)
         elif counts[2] > 0:
             dead, kept, kept_ev = _keep(cand, cand_ev, counts, i, name_rank, skip, skip_names,
-                                        consume, consumed, dead, meta, kept, kept_ev)
+                                        consume, consumed, dead, meta, kept, kept_ev, started,
+                                        i)
         for e in range(n_tr):
             p, q = src[e], dst[e]
             reset = mode[e] == _STRICT or (mode[e] == _NEXT and sat[i, cond[q]])
@@ -287,7 +305,7 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
         cand, cand_ev = _release(held, held_ev, counts, cand, cand_ev,
                                  NO_TIME if last else until, n, sat, ending)
         dead, kept, kept_ev = _keep(cand, cand_ev, counts, n, name_rank, skip, skip_names,
-                                    consume, consumed, dead, meta, kept, kept_ev)
+                                    consume, consumed, dead, meta, kept, kept_ev, started, n - 1)
     # a timeout is reported after a held match that may consume its events
     done = 2**62 if last else until - within
     if timeouts and done > timed_until and not (consume and counts[4] > 0):
@@ -549,8 +567,10 @@ def _order(cand, cand_ev, n, name_rank):
 
 @numba.jit(**_JIT)
 def _keep(cand, cand_ev, counts, emitted, name_rank, skip, skip_names, consume, consumed, dead,
-          meta, kept, kept_ev):
-    """Keep the candidates, in emission order, that no kept match discards."""
+          meta, kept, kept_ev, started, limit):
+    """Keep the candidates, in emission order, that no kept match discards; each kept
+    match's discarded range is widened over the events around it that start no partial
+    match (``started``, known up to event ``limit``), so that ranges meet."""
     n = counts[2]
     if n == 0:
         return dead, kept, kept_ev
@@ -570,8 +590,13 @@ def _keep(cand, cand_ev, counts, emitted, name_rank, skip, skip_names, consume, 
             for x in range(length):
                 consumed[cand_ev[off + x, 0]] = True
         kept, kept_ev = _append(kept, kept_ev, counts, 0, emitted, cand_ev, off, length)
-        dead = add_dead(dead, meta, first, _discarded_to(skip, skip_names, cand_ev, off, length,
-                                                         first, last))
+        lo, hi = first, _discarded_to(skip, skip_names, cand_ev, off, length, first, last)
+        if hi >= lo and started.shape[0]:
+            while lo > 0 and not started[lo - 1] and not covered(dead, meta, lo - 1, lo - 1):
+                lo -= 1
+            while hi < limit and not started[hi + 1]:
+                hi += 1
+        dead = add_dead(dead, meta, lo, hi)
     return dead, kept, kept_ev
 
 
