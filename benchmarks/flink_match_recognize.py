@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import platform
-import subprocess
 import tempfile
 import time
 from dataclasses import dataclass, replace
@@ -36,6 +35,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from flink_peer import run_job, write_events
 from results import RESULTS, write_section
 
 from qre import qre
@@ -168,19 +168,10 @@ def main() -> None:
     frame = events(args.events, args.keys, args.seed)
     with tempfile.TemporaryDirectory() as tmp:
         csv = Path(tmp) / "events.csv"
-        frame.assign(ts=frame["ts"].dt.strftime("%Y-%m-%d %H:%M:%S")).to_csv(
-            csv, index=False, header=False)
+        write_events(frame, csv)
         queries = Path(tmp) / "queries.json"
         queries.write_text(json.dumps({c.query(): c.sql() for c in CASES}))
-        job = Path(tmp) / "job.py"
-        job.write_text(FLINK_JOB)
-        out = Path(tmp) / "out.json"
-        subprocess.run([args.flink_python, str(job), str(csv), str(queries), str(out)],
-                       check=True, capture_output=True, text=True)
-        flink = json.loads(out.read_text())
-        version = subprocess.run([args.flink_python, "-c", "import importlib.metadata as m; "
-                                  "print(m.version('apache-flink'))"],
-                                 capture_output=True, text=True).stdout.strip()
+        flink, version = run_job(args.flink_python, FLINK_JOB, csv, queries)
     lines = ["| case | skip | ours | Flink | equal | difference |",
              "|---|---|---:|---:|---|---|"]
     at_bound: list[bool] = []  # greedy B{1,2}: Flink's rule written in ours gives Flink's
