@@ -67,9 +67,9 @@ def random_pattern(rng: random.Random, conditions: int, depth: int = 3, *,
 
 def random_query(rng: random.Random, conditions: int = 3, *,
                  timeouts: bool = False) -> MatchQuery:
-    """A random query; with ``timeouts``, one that reports them (a within, a pattern
-    without Within or Gap, at most two levels deep: the oracle's timeouts are costly)."""
-    pattern = (random_pattern(rng, conditions, 2, timed=False) if timeouts
+    """A random query; with ``timeouts``, one that reports them (a within, a pattern at
+    most two levels deep: the oracle's timeouts are costly)."""
+    pattern = (random_pattern(rng, conditions, 2) if timeouts
                else random_pattern(rng, conditions))
     if ends_greedy(pattern):  # refused: something must follow a greedy repetition
         cond = rng.randrange(conditions)
@@ -95,6 +95,21 @@ def random_greedy_query(rng: random.Random, conditions: int = 3) -> MatchQuery:
     pattern = Seq(parts, tuple(random_junction(rng, conditions) for _ in parts[1:]))
     return MatchQuery(pattern, Skip(rng.choice((SkipKind.NO_SKIP, SkipKind.PAST_LAST))),
                       within=rng.choice((None, rng.randint(2, 6))))
+
+
+def random_bounded_query(rng: random.Random, conditions: int = 3) -> MatchQuery:
+    """A query reporting timeouts whose pattern has a gap or an inner within (tighter
+    than the query's within), between two variables: where partial matches time out
+    before their start + within."""
+    body = random_pattern(rng, conditions, 1, timed=False)
+    if rng.random() < 0.5:
+        body = Repeat(body, 1, rng.choice((None, 2)), random_junction(rng, conditions))
+    inner = (Gap if rng.random() < 0.5 else Within)(body, rng.randint(1, 3))
+    first, last = (Var(NAMES[c], c) for c in (rng.randrange(conditions),
+                                               rng.randrange(conditions)))
+    pattern = Seq((first, inner, last), tuple(random_junction(rng, conditions) for _ in "ab"))
+    return MatchQuery(pattern, Skip(rng.choice((SkipKind.NO_SKIP, SkipKind.PAST_LAST))),
+                      rng.random() < 0.2, within=rng.randint(3, 7), timeouts=True)
 
 
 def random_word(rng: random.Random, n: int, conditions: int = 3, *,

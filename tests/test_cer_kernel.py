@@ -16,7 +16,9 @@ from dt.cer.oracle import enumerate_matches, enumerate_timeouts
 from dt.cer.pattern import (
     Alt,
     Contiguity,
+    Gap,
     Junction,
+    Match,
     MatchQuery,
     Repeat,
     Seq,
@@ -25,7 +27,12 @@ from dt.cer.pattern import (
     Var,
     Within,
 )
-from tests.cer_cases import random_greedy_query, random_query, random_word
+from tests.cer_cases import (
+    random_bounded_query,
+    random_greedy_query,
+    random_query,
+    random_word,
+)
 
 
 def _compiled(query: MatchQuery):
@@ -94,8 +101,20 @@ def test_greedy_follows_flink() -> None:
 def test_timeouts_equal_the_oracle(seed: int) -> None:
     """The partial matches that time out (Flink's timeout side output), and the matches
     beside them, on random queries with a within."""
+    _timeouts_equal_the_oracle(seed, lambda rng: random_query(rng, timeouts=True))
+
+
+@settings(max_examples=60)
+@given(st.integers(0, 2**32))
+def test_timeouts_beside_gaps_and_inner_withins(seed: int) -> None:
+    """A gap or an inner within stops a partial match before its start + within: it
+    times out then, stamped with that time."""
+    _timeouts_equal_the_oracle(seed, random_bounded_query)
+
+
+def _timeouts_equal_the_oracle(seed: int, make_query) -> None:
     rng = random.Random(seed)
-    query = random_query(rng, timeouts=True)
+    query = make_query(rng)
     tables = _compiled(query)
     if tables is None:
         return
@@ -103,6 +122,19 @@ def test_timeouts_equal_the_oracle(seed: int) -> None:
     assert find_timeouts(tables, sat, times) == enumerate_timeouts(query, sat, times), (
         query, sat.astype(int).tolist(), times.tolist())
     assert find_matches(tables, sat, times) == enumerate_matches(query, sat, times)
+
+
+def test_a_gap_times_a_partial_match_out() -> None:
+    """gap(seq(a, b, c), 2) within 10 on a, b, a at 0, 1, 5: a at 0 waits for a b less
+    than 2 later (times out at 2), a b at 1 for a c (at 3), both emitted at the event at
+    5, long before 0 + 10; the a at 5 times out at 7, at the end of the input."""
+    a, b, c = Var("a", 0), Var("b", 1), Var("c", 2)
+    query = MatchQuery(Gap(Seq((a, b, c), (Junction(), Junction())), 2), within=10,
+                       timeouts=True)
+    sat = np.array([[1, 0, 0], [0, 1, 0], [1, 0, 0]], dtype=bool)
+    assert find_timeouts(compile_query(query), sat, [0, 1, 5]) == [
+        Match(2, (0,), ("a",), 2), Match(2, (0, 1), ("a", "b"), 3), Match(3, (2,), ("a",), 7)]
+    assert enumerate_timeouts(query, sat, [0, 1, 5]) == find_timeouts(query, sat, [0, 1, 5])
 
 
 @settings(max_examples=20)
@@ -191,10 +223,11 @@ def _in_parts(tables, sat, times, rng: random.Random):
         found.append(out)
         assert state.first + state.events == hi
     names = tables.position_names
-    def listed(j: int) -> list[tuple]:
-        return [(int(emitted[m]), tuple(events[offsets[m]:offsets[m + 1]].tolist()),
-                 tuple(names[p] for p in positions[offsets[m]:offsets[m + 1]]))
-                for emitted, offsets, events, positions in (o[j:j + 4] for o in found)
+    def listed(j: int) -> list[Match]:
+        return [Match(int(emitted[m]), tuple(events[offsets[m]:offsets[m + 1]].tolist()),
+                      tuple(names[p] for p in positions[offsets[m]:offsets[m + 1]]),
+                      int(o[8][m]) if j else None)
+                for o in found for emitted, offsets, events, positions in [o[j:j + 4]]
                 for m in range(len(emitted))]
     return listed(0), listed(4)
 
@@ -211,10 +244,10 @@ def test_input_in_parts_equals_one_run(seed: int) -> None:
         return
     sat, times = random_word(rng, rng.randint(2, 14))
     matches, timeouts = _in_parts(tables, sat, times, rng)
-    want = [(m.emitted, m.events, m.names) for m in find_matches(tables, sat, times)]
-    assert matches == want, (query, sat.astype(int).tolist(), times.tolist())
-    want = [(m.emitted, m.events, m.names) for m in find_timeouts(tables, sat, times)]
-    assert timeouts == want, (query, sat.astype(int).tolist(), times.tolist())
+    assert matches == find_matches(tables, sat, times), (
+        query, sat.astype(int).tolist(), times.tolist())
+    assert timeouts == find_timeouts(tables, sat, times), (
+        query, sat.astype(int).tolist(), times.tolist())
 
 
 def test_a_timeout_waits_for_a_held_match_that_may_consume_its_events() -> None:

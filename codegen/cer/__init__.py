@@ -45,7 +45,8 @@ def find_matches(query: MatchQuery | MatchTables, sat: np.ndarray,
 
 def find_timeouts(query: MatchQuery | MatchTables, sat: np.ndarray,
                   times: Sequence[int] | np.ndarray) -> list[Match]:
-    """The partial matches that time out (a query with ``timeouts``), in emission order."""
+    """The partial matches that time out (a query with ``timeouts``), in emission order,
+    each with the time it timed out at (``stamp``)."""
     return _found(query, sat, times, timeouts=True)
 
 
@@ -55,8 +56,9 @@ def _found(query: MatchQuery | MatchTables, sat: np.ndarray,
 
     tables = query if isinstance(query, MatchTables) else compile_query(query)
     out = run_matches(tables, sat, np.asarray(times))
-    emitted, offsets, events, positions = out[4:] if timeouts else out[:4]
+    emitted, offsets, events, positions = out[4:8] if timeouts else out[:4]
     names = tables.position_names
     return [Match(int(emitted[j]), tuple(int(e) for e in events[offsets[j]:offsets[j + 1]]),
-                  tuple(names[p] for p in positions[offsets[j]:offsets[j + 1]]))
+                  tuple(names[p] for p in positions[offsets[j]:offsets[j + 1]]),
+                  int(out[8][j]) if timeouts else None)
             for j in range(len(emitted))]

@@ -87,7 +87,8 @@ def run_matches(tables: MatchTables, sat: np.ndarray, times: np.ndarray,
     """The kept matches of one key whose input ends here: ``emitted`` int64[m],
     ``offsets`` int64[m + 1], and per matched event ``events`` int64[·] (numbers) and
     ``positions`` int64[·]; then the same four arrays for the partial matches that timed
-    out (empty unless the query asks for timeouts). Events are numbered from the key's
+    out (empty unless the query asks for timeouts), and ``stamps`` int64[·]: the time
+    each timed out at. Events are numbered from the key's
     first (``state.first`` + the carried events before this call's); a match held for a
     negation at the end, or a timeout, found after the last event is emitted at its
     number + 1."""
@@ -165,7 +166,8 @@ def _call(tables: MatchTables, sat: np.ndarray, times: np.ndarray, state: MatchS
         tables.skip_names, tables.consume, tables.timeouts, all_sat, all_times,
         state.nodes.copy(), state.dead.copy(), meta, waiting, state.held.copy(),
         state.held_ev.copy(), consumed, scalars, final, until)
-    out = tuple(a + state.first if j % 4 in (0, 2) else a for j, a in enumerate(out))
+    # event numbers (emitted, events) from the key's first; the stamps are times
+    out = tuple(a + state.first if j < 8 and j % 4 in (0, 2) else a for j, a in enumerate(out))
     if final:
         return out, state
     return out, _carried(tables, state.first, all_times, consumed, nodes, dead, meta, waiting,
@@ -181,8 +183,8 @@ def _carried(tables: MatchTables, first: int, times: np.ndarray, consumed: np.nd
     from the first one still named on, renumbered from 0."""
     n = times.shape[0]
     now = max(until, int(times[-1])) if n else until
-    if tables.timeouts:
-        now = min(now, int(scalars[3]) + tables.within)
+    if tables.timeouts:  # a partial match timing out after scalars[3] is not reported yet
+        now = min(now, int(scalars[3]))
     nodes = compact(nodes, meta, dead, waiting, now, tables.whole, tables.within, 0)
     used = nodes[1:meta[0]]
     held_n = int(scalars[1])
@@ -226,9 +228,9 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
     kept_ev = np.zeros((64, 2), dtype=np.int64)
     cand = np.zeros((16, 3), dtype=np.int64)
     cand_ev = np.zeros((64, 2), dtype=np.int64)
-    timed = np.zeros((16 if timeouts else 0, 3), dtype=np.int64)
+    timed = np.zeros((16 if timeouts else 0, 4), dtype=np.int64)  # and the stamp
     timed_ev = np.zeros((64 if timeouts else 0, 2), dtype=np.int64)
-    timed_until = scalars[3]  # partial matches starting at or before this time: reported
+    timed_until = scalars[3]  # partial matches timing out at or before this time: reported
     # kept, kept_ev, cand, cand_ev, held, held_ev, timed, timed_ev
     counts = np.zeros(8, dtype=np.int64)
     counts[4] = scalars[1]
@@ -252,12 +254,12 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
                 dead, kept, kept_ev = _keep(cand, cand_ev, counts, i, name_rank, skip,
                                             skip_names, consume, consumed, dead, meta, kept,
                                             kept_ev, started, i - 1)
-        if timeouts and t - within > timed_until:
+        if timeouts and t > timed_until:
             cand, cand_ev, timed, timed_ev = _time_out(
                 nodes, dead, meta, waiting, src, final, path, bounds, in_scope,
-                transition_of, gap, step, duration, whole, consume, consumed, cand, cand_ev,
-                counts, timed_until, t - within, times, i, name_rank, timed, timed_ev)
-            timed_until = t - within
+                transition_of, gap, step, duration, whole, within, consume, consumed, cand,
+                cand_ev, counts, timed_until, t, times, i, name_rank, timed, timed_ev, subs)
+            timed_until = t
         if meta[0] + per_event > nodes.shape[0]:
             nodes = compact(nodes, meta, dead, waiting, t, whole, within, per_event)
         for q in range(n_pos):
@@ -307,19 +309,20 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
         dead, kept, kept_ev = _keep(cand, cand_ev, counts, n, name_rank, skip, skip_names,
                                     consume, consumed, dead, meta, kept, kept_ev, started, n - 1)
     # a timeout is reported after a held match that may consume its events
-    done = 2**62 if last else until - within
+    done = 2**62 if last else until
     if timeouts and done > timed_until and not (consume and counts[4] > 0):
         cand, cand_ev, timed, timed_ev = _time_out(
             nodes, dead, meta, waiting, src, final, path, bounds, in_scope, transition_of,
-            gap, step, duration, whole, consume, consumed, cand, cand_ev, counts, timed_until,
-            done, times, n, name_rank, timed, timed_ev)
+            gap, step, duration, whole, within, consume, consumed, cand, cand_ev, counts,
+            timed_until, done, times, n, name_rank, timed, timed_ev, subs)
         timed_until = done
     scalars[1] = counts[4]
     scalars[2] = counts[5]
     scalars[3] = timed_until
     m = _flat(kept, kept_ev, counts[0], counts[1])
     t = _flat(timed, timed_ev, counts[6], counts[7])
-    return (m[0], m[1], m[2], m[3], t[0], t[1], t[2], t[3]), nodes, dead, held, held_ev
+    stamps = timed[:counts[6], 3].copy()
+    return (m[0], m[1], m[2], m[3], t[0], t[1], t[2], t[3], stamps), nodes, dead, held, held_ev
 
 
 @numba.jit(**_JIT)
@@ -333,14 +336,20 @@ def _flat(rows, ev, m, used):
 
 @numba.jit(**_JIT)
 def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, transition_of,
-              gap, step, duration, whole, consume, consumed, cand, cand_ev, counts, lo, hi,
-              times, emitted, name_rank, timed, timed_ev):
-    """Report the partial matches (not themselves matches) still waiting whose first event
-    lies in (lo, hi]: each waiting set's top OUT nodes once, their paths, in emission
-    order, without those a skip policy discarded or that use a consumed event."""
+              gap, step, duration, whole, within, consume, consumed, cand, cand_ev, counts,
+              lo, hi, times, emitted, name_rank, timed, timed_ev, subs):
+    """Report the partial matches (not themselves matches) still waiting that time out
+    at a time in (lo, hi] (:func:`_deadline`), in emission order, without those a skip
+    policy discarded or that use a consumed event. Each waiting set's top OUT nodes are
+    found with the transitions whose sets hold them; when only the query's within bounds
+    time (no gap, no inner within) a match times out at its start + within, so sets are
+    cut by start, else every live partial match is looked at."""
     counts[2] = 0
     counts[3] = 0
-    tops = np.empty(64, dtype=np.int64)
+    by_start = duration.shape[0] == 1
+    for e in range(gap.shape[0]):
+        by_start = by_start and gap[e] < 0
+    tops = np.empty((64, 2), dtype=np.int64)  # (OUT node, a transition whose set holds it)
     n_tops = 0
     stack = np.empty(64, dtype=np.int64)
     for e in range(waiting.shape[0]):
@@ -351,8 +360,9 @@ def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, tr
         while top > 0:
             top -= 1
             x = stack[top]
-            if nodes[x, SUB + whole] <= lo or times[nodes[x, MINS]] > hi:
-                continue  # every start at or before lo, or after hi
+            if nodes[x, SUB + whole] + within <= lo or (
+                    by_start and times[nodes[x, MINS]] + within > hi):
+                continue  # every such match timed out by lo, or (by start) after hi
             if nodes[x, KIND] == UNION:
                 stack = grow_rows(stack, top + 2)
                 stack[top] = nodes[x, A]
@@ -360,12 +370,29 @@ def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, tr
                 top += 2
             else:
                 tops = grow_rows(tops, n_tops + 1)
-                tops[n_tops] = x
+                tops[n_tops, 0] = x
+                tops[n_tops, 1] = e
                 n_tops += 1
-    for o in np.unique(tops[:n_tops]):
-        cand, cand_ev = _enumerate(nodes, dead, meta, o, path, bounds, in_scope, transition_of,
+    if n_tops == 0:
+        return cand, cand_ev, timed, timed_ev
+    by_node = np.argsort(tops[:n_tops, 0], kind="mergesort")
+    stamps = np.empty(16, dtype=np.int64)
+    g = 0
+    while g < n_tops:
+        x = tops[by_node[g], 0]
+        h = g
+        while h < n_tops and tops[by_node[h], 0] == x:
+            h += 1
+        c0 = counts[2]
+        cand, cand_ev = _enumerate(nodes, dead, meta, x, path, bounds, in_scope, transition_of,
                                    gap, step, duration, whole, consume, consumed, cand, cand_ev,
-                                   counts, lo, hi, times)
+                                   counts, lo - within, hi - within if by_start else 2**62,
+                                   times)
+        stamps = grow_rows(stamps, counts[2])
+        for c in range(c0, counts[2]):
+            stamps[c] = _deadline(cand_ev, cand[c, 1], cand[c, 2], times, tops, by_node, g, h,
+                                  gap, step, duration, in_scope, transition_of, subs)
+        g = h
     if counts[2] == 0:
         return cand, cand_ev, timed, timed_ev
     order = _order(cand, cand_ev, counts[2], name_rank)
@@ -375,10 +402,44 @@ def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, tr
         used = False
         for x in range(length):
             used = used or (consume and consumed[cand_ev[off + x, 0]])
-        if covered(dead, meta, cand_ev[off, 0], cand_ev[off, 0]) or used:
+        if not lo < stamps[c] <= hi or covered(dead, meta, cand_ev[off, 0], cand_ev[off, 0]) \
+                or used:
             continue
         timed, timed_ev = _append(timed, timed_ev, counts, 6, emitted, cand_ev, off, length)
+        timed[counts[6] - 1, 3] = stamps[c]
     return cand, cand_ev, timed, timed_ev
+
+
+@numba.jit(**_JIT)
+def _deadline(cand_ev, off, length, times, tops, by_node, g, h, gap, step, duration, in_scope,
+              transition_of, subs):
+    """The time a partial match (events ``cand_ev[off:off + length]``) times out at: the
+    latest, over the transitions whose waiting sets hold it (``tops[by_node[g:h], 1]``),
+    of the first time that transition's bounds forbid its next event — its gap after the
+    last event, each scope it stays in (the query's within among them) after the start
+    of the match's instance of that scope."""
+    k = duration.shape[0]
+    for s in range(k):
+        subs[s] = times[cand_ev[off, 0]] if in_scope[cand_ev[off, 1], s] else NO_TIME
+    for x in range(1, length):
+        tr = transition_of[cand_ev[off + x - 1, 1], cand_ev[off + x, 1]]
+        for s in range(k):
+            if step[tr, s] == _ENTERS:
+                subs[s] = times[cand_ev[off + x, 0]]
+            elif step[tr, s] != _INTERNAL:
+                subs[s] = NO_TIME
+    last = times[cand_ev[off + length - 1, 0]]
+    out = NO_TIME
+    for j in range(g, h):
+        e = tops[by_node[j], 1]
+        bound = 2**62
+        if gap[e] >= 0:
+            bound = min(bound, last + gap[e])
+        for s in range(k):
+            if step[e, s] == _INTERNAL:
+                bound = min(bound, subs[s] + duration[s])
+        out = max(out, bound)
+    return out
 
 
 @numba.jit(**_JIT)

@@ -388,63 +388,84 @@ def _share(kept: _Found, m: _Found) -> bool:
 
 def enumerate_timeouts(query: MatchQuery, sat: np.ndarray, times: Sequence[int]
                        ) -> list[Match]:
-    """The partial matches of ``query`` (which has a ``within`` W, and neither a gap nor
-    an inner ``within``) that time out, in emission order (Flink's timeout side output).
+    """The partial matches of ``query`` (which has a ``within`` W) that time out, in
+    emission order (Flink's timeout side output), each with its ``stamp``: the time τ
+    at which it timed out.
 
     A partial match P — events e_1 … e_k (k ≥ 1) with occurrences, not itself a match —
-    times out at T = t(e_1) + W when, at T, it could still go on: some event right after
-    the last event before T would extend it towards a match. The oracle asks exactly
-    that: P followed by events that satisfy every condition (but none that an exclusion
-    marker excludes: conditions are independent, so the next event may be any that its
-    variable allows), at time T − 1 just after the last event before T, is the start of
-    a match. P is emitted at the first event at T
-    or later (n at the end of the input), after the matches released by time there and
-    before those that event completes, unless a kept match emitted before it discarded
-    its start (skip policy) or consumed one of its events.
+    could go on at time x when P followed by events that satisfy every condition (but
+    none that an exclusion marker excludes: conditions are independent, so the next
+    event may be any that its variable allows), all at time x and placed right after
+    the events before τ, is the start of a match. P times out at τ when it could go on
+    at τ − 1 and could not at τ, the events before τ being the same: a time bound —
+    the query's within (τ ≤ t(e_1) + W), a gap after its last event, an inner within
+    whose instance it is in — ran out at τ (a P that only contiguity or a ``not``
+    stops, at a later event, just ends). P is emitted at the first event at τ or
+    later (n at the end of the input), after the matches released by time there and
+    before those that event completes, unless a kept match emitted before it
+    discarded its start (skip policy) or consumed one of its events. The oracle tries
+    every τ in (t(e_1), t(e_1) + W].
     """
     if query.within is None:
         raise ValueError("timeouts need the query's within")
-    if any(isinstance(node, Gap | Within) for node in _nodes(query.pattern)):
-        raise ValueError("timeouts are defined without gap or inner within")
     sat = _checked(query, sat, times)
-    n, width = sat.shape
+    n = sat.shape[0]
     kept = _kept(query, _ordered(query, sat, times, _found(query, sat, times)))
-    plain = MatchQuery(query.pattern, within=query.within)
-    longest = _needed(query.pattern)
-    out: list[tuple[int, _Found]] = []
-    seen: set[tuple[tuple[int, ...], tuple[Occurrence, ...]]] = set()
+    going = _GoingOn(query, sat, times)
+    out: dict[tuple[tuple[int, ...], tuple[Occurrence, ...]], tuple[int, int, _Found]] = {}
     for s in range(n):
-        deadline = times[s] + query.within
-        j = next((k for k in range(s + 1, n) if times[k] >= deadline), n)
-        word = np.vstack([sat[:j], np.ones((longest, width), dtype=bool)])
-        excluded = np.vstack([sat[:j], np.zeros((longest, width), dtype=bool)])
-        clock = [*times[:j], *[deadline - 1] * longest]
-        complete = {(f.events, f.occurrences) for f in _found(plain, sat[:j], times[:j])}
-        for f in _found(plain, word, clock, excluded):
-            real = [e for e in f.events if e < j]
-            if f.events[0] != s or len(real) == len(f.events):
-                continue
-            prefix = (tuple(real), f.occurrences[:len(real)])
-            if prefix in complete or prefix in seen:
-                continue
-            seen.add(prefix)
-            before = [m for e, m in kept if e < j or (e == j and query.ending)]
-            partial = _Found(prefix[0], prefix[1], f.names[:len(real)])
-            if any(_discards(query.skip, m, partial) or (query.consume and _share(m, partial))
-                   for m in before):
-                continue
-            out.append((j, partial))
-    out.sort(key=lambda ef: (ef[0], ef[1].events, ef[1].names, ef[1].occurrences))
-    return [Match(j, f.events, f.names) for j, f in out]
+        for tau in range(times[s] + 1, times[s] + query.within + 1):
+            j = next((k for k in range(s + 1, n) if times[k] >= tau), n)
+            before = going.prefixes(j, tau - 1, s)
+            for prefix in set(before) - set(going.prefixes(j, tau, s)) - going.complete(j):
+                if prefix in out:
+                    continue
+                emitted = [m for e, m in kept if e < j or (e == j and query.ending)]
+                partial = _Found(prefix[0], prefix[1], before[prefix])
+                if any(_discards(query.skip, m, partial) or (query.consume and _share(m, partial))
+                       for m in emitted):
+                    continue
+                out[prefix] = (j, tau, partial)
+    found = sorted(out.values(), key=lambda jtf: (jtf[0], jtf[2].events, jtf[2].names,
+                                                  jtf[2].occurrences))
+    return [Match(j, f.events, f.names, tau) for j, tau, f in found]
 
 
-def _nodes(p: Pattern) -> Iterator[Pattern]:
-    yield p
-    if isinstance(p, Seq | Alt):
-        for part in p.parts:
-            yield from _nodes(part)
-    elif isinstance(p, Repeat | Within | Gap):
-        yield from _nodes(p.body)
+class _GoingOn:
+    """Which partial matches could go on: the matches of the query's pattern (and
+    within) over the events before an index followed by hypothetical events at one
+    time, memoized per (index, time)."""
+
+    def __init__(self, query: MatchQuery, sat: np.ndarray, times: Sequence[int]) -> None:
+        self.plain = MatchQuery(query.pattern, within=query.within)
+        self.sat, self.times = sat, times
+        self.longest = _needed(query.pattern)
+        self._found: dict[tuple[int, int], list[_Found]] = {}
+        self._complete: dict[int, set[tuple[tuple[int, ...], tuple[Occurrence, ...]]]] = {}
+
+    def prefixes(self, j: int, at: int, start: int
+                 ) -> dict[tuple[tuple[int, ...], tuple[Occurrence, ...]], tuple[str, ...]]:
+        """The real parts (events before j, from ``start``) of the matches that go on
+        with hypothetical events at time ``at``, with their variables' names."""
+        if (j, at) not in self._found:
+            width = self.sat.shape[1]
+            word = np.vstack([self.sat[:j], np.ones((self.longest, width), dtype=bool)])
+            excluded = np.vstack([self.sat[:j], np.zeros((self.longest, width), dtype=bool)])
+            clock = [*self.times[:j], *[at] * self.longest]
+            self._found[(j, at)] = _found(self.plain, word, clock, excluded)
+        out = {}
+        for f in self._found[(j, at)]:
+            real = sum(1 for e in f.events if e < j)
+            if f.events[0] == start and real < len(f.events):
+                out[(f.events[:real], f.occurrences[:real])] = f.names[:real]
+        return out
+
+    def complete(self, j: int) -> set[tuple[tuple[int, ...], tuple[Occurrence, ...]]]:
+        """The matches among the events before j (not partial matches)."""
+        if j not in self._complete:
+            self._complete[j] = {(f.events, f.occurrences)
+                                 for f in _found(self.plain, self.sat[:j], self.times[:j])}
+        return self._complete[j]
 
 
 def _needed(p: Pattern) -> int:

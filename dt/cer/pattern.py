@@ -90,14 +90,18 @@ A :class:`Match` records the event it is emitted at; the emission order sorts by
 event, then matches released by time before those the event completes, then first
 event, events' numbers, variables' names.
 
-``timeouts`` (with ``within``, without ``Gap`` or inner ``Within``) also reports the
-partial matches that time out — Flink's timeout side output: a partial match (a
-non-empty prefix of a match's events with their occurrences, not itself a match) times
-out at its first event's time + ``within`` if it could still go on then (an event right
-after the last one before that time could extend it); it is emitted at the first event
-at that time or later (n at the end), after the matches released there by time and
-before those that event completes, unless a kept match emitted before it discarded its
-start or consumed one of its events (:func:`dt.cer.oracle.enumerate_timeouts`).
+``timeouts`` (with ``within``) also reports the partial matches that time out —
+Flink's timeout side output: a partial match (a non-empty prefix of a match's events
+with their occurrences, not itself a match) times out at the time τ a time bound
+stops it — it could go on just before τ and not at τ, the events before τ being the
+same (an event right after them could extend it at τ − δ, none at τ): the query's
+``within`` after its first event, a ``Gap`` after its last, an inner ``Within`` after
+the first event of its instance; τ is at most its first event's time + ``within``. It
+is emitted at the first event at τ or later (n at the end), after the matches released
+there by time and before those that event completes, unless a kept match emitted
+before it discarded its start or consumed one of its events
+(:func:`dt.cer.oracle.enumerate_timeouts`). A partial match that an event stops
+(contiguity, a ``not``) does not time out.
 
 Left out, with reasons in docs/API.md: conditions reading earlier events of the match
 (Flink's iterative conditions, ``MATCH_RECOGNIZE``'s ``PREV``/``LAST`` in ``DEFINE``)
@@ -115,11 +119,13 @@ from enum import Enum
 @dataclass(frozen=True, slots=True, order=True)
 class Match:
     """One match: its events' numbers in order, the variable each is bound to, and the
-    event it is emitted at (its last, or later for a negation at its end; n: the end)."""
+    event it is emitted at (its last, or later for a negation at its end; n: the end);
+    ``stamp``, for a timed-out partial match, the time it timed out at."""
 
     emitted: int
     events: tuple[int, ...]
     names: tuple[str, ...]
+    stamp: int | None = None
 
 
 class Contiguity(Enum):
@@ -266,10 +272,9 @@ class MatchQuery:
         if self.ending and self.within is None:
             raise ValueError("a negation at the end of a pattern needs within: nothing else "
                              "says how long to wait for the absent event")
-        if self.timeouts and (self.within is None or any(
-                isinstance(n, Within | Gap) for n in walk(self.pattern))):
-            raise ValueError("timeouts need the query's within, and no gap or inner within "
-                             "(a partial match then waits for its within alone)")
+        if self.timeouts and self.within is None:
+            raise ValueError("timeouts need the query's within: it bounds how long a partial "
+                             "match may wait")
         if ends_greedy(self.pattern):
             raise ValueError("a greedy repetition can end a match: nothing after it shows it "
                              "took every event it could (Flink refuses a greedy last "

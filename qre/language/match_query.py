@@ -61,11 +61,9 @@ def check_match_rows(q: ast.MatchRows, alphabet: Sequence[str]) -> None:
             raise QreTypeError(f"measure {measure.name}: the pattern has no variable "
                                f"{measure.var!r} (its variables are its tags)",
                                span=measure.span)
-    if q.timeouts and (q.within is None or any(
-            isinstance(n, ast.PatternWithin | ast.PatternGap) for n in walk_pattern(q.pattern))):
-        raise QreTypeError("timeouts need the option within D, and no within or gap inside "
-                           "the pattern: a partial match then waits for that within alone",
-                           span=q.span)
+    if q.timeouts and q.within is None:
+        raise QreTypeError("timeouts need the option within D: it bounds how long a partial "
+                           "match may wait", span=q.span)
     if has_ending(q.pattern) and q.within is None:
         raise QreTypeError("not(...) at the end of a pattern needs the option within D: how "
                            "long to wait for the absent event", span=q.span)

@@ -13,7 +13,8 @@ Rows (``per="match"``, MATCH_RECOGNIZE's ONE ROW PER MATCH): ``key`` (with ``key
 ``match`` (numbered from 0 in the output's order: per key in the keys' order of first
 appearance, then emission order), ``start`` and ``end`` (the times of the match's first
 and last events), ``time`` (its stamp: the end, or for a negation at the end the first
-event's time + within − δ, the last instant the absent event could have come),
+event's time + within − δ, the last instant the absent event could have come, and for
+a timed-out partial match the time it timed out − δ),
 ``rows`` (the input rows of its events, in order) and ``vars`` (the variable each plays).
 ``per="event"`` (ALL ROWS PER MATCH): a row per matched event — ``key``, ``match``,
 ``var``, ``row``, ``time`` (the event's). A match's rows are a subset of the input's:
@@ -157,26 +158,29 @@ class Matcher:
         for lo, hi in pairwise(bounds):
             rows = order[lo:hi]
             sat = conditions(codes[rows], width)
-            offsets, events, positions, timed_out = _merged(
+            offsets, events, positions, timed_out, stamps = _merged(
                 run_matches(tables, sat, time[lo:hi]), bool(len(tables.ending)))
             found.append((int(key[lo]), offsets, rows[events], time[lo:hi][events], positions,
-                          timed_out))
+                          timed_out, stamps))
         return _frame(found, tables, key_values, keyed, scale, per)
 
 
-_Found = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+_Found = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 """Per key: its id, the matches' offsets into the next three (per event: input rows,
-times, positions), and whether each match is a timed-out partial match."""
+times, positions), whether each match is a timed-out partial match, and when it timed
+out (0 for a match)."""
 
 
 def _merged(out: tuple[np.ndarray, ...], ending: bool
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """The kernel's matches and timed-out partial matches of one key in one emission
     order: at one event, matches released by time, then timeouts, then the matches the
-    event completes (``dt.cer.pattern``)."""
-    emitted, offsets, events, positions, t_emitted, t_offsets, t_events, t_positions = out
+    event completes (``dt.cer.pattern``); and when each timed out (0 for a match)."""
+    (emitted, offsets, events, positions, t_emitted, t_offsets, t_events, t_positions,
+     t_stamps) = out
     if len(t_emitted) == 0:
-        return offsets, events, positions, np.zeros(len(emitted), dtype=np.bool_)
+        none = np.zeros(len(emitted), dtype=np.int64)
+        return offsets, events, positions, none.astype(np.bool_), none
     phase = np.concatenate([np.full(len(emitted), 0 if ending else 2), np.ones(len(t_emitted))])
     order = np.lexsort((phase, np.concatenate([emitted, t_emitted])))
     lengths = np.concatenate([np.diff(offsets), np.diff(t_offsets)])
@@ -184,7 +188,8 @@ def _merged(out: tuple[np.ndarray, ...], ending: bool
     picked = np.concatenate([np.arange(starts[j], starts[j] + lengths[j]) for j in order])
     return (np.concatenate([[0], np.cumsum(lengths[order])]),
             np.concatenate([events, t_events])[picked],
-            np.concatenate([positions, t_positions])[picked], order >= len(emitted))
+            np.concatenate([positions, t_positions])[picked], order >= len(emitted),
+            np.concatenate([np.zeros(len(emitted), dtype=np.int64), t_stamps])[order])
 
 
 def conditions(codes: np.ndarray, width: int) -> np.ndarray:
@@ -308,10 +313,11 @@ def _frame(found: list[_Found], tables: MatchTables, key_values: np.ndarray, key
         frame["start"] = scale.stamps(start)
         frame["end"] = scale.stamps(end)
         # held for a negation at the end, or timed out: stamped at the last instant it
-        # waited for
-        waited = (np.concatenate([f[5] for f in found]) if found
-                  else np.zeros(0, dtype=np.bool_)) | bool(len(tables.ending))
-        frame["time"] = scale.stamps(np.where(waited, start + tables.within - 1, end))
+        # waited for (a timed-out one just before the time it timed out at)
+        timed_out = _cat([f[5] for f in found]).astype(np.bool_)
+        stamp = np.where(timed_out, _cat([f[6] for f in found]) - 1,
+                         start + tables.within - 1 if len(tables.ending) else end)
+        frame["time"] = scale.stamps(stamp)
     frame["rows"] = pd.Series(rows, dtype=object)
     frame["vars"] = pd.Series(variables, dtype=object)
     if tables.timeouts:

@@ -166,9 +166,11 @@ class MatchSession:
             all_times = np.concatenate([key.kernel.times, time])
             all_values = (key.values if measured is None else
                           np.concatenate([key.values, measured[rows]]))
-            offsets, events, positions, timed_out = _merged(out, bool(len(tables.ending)))
+            offsets, events, positions, timed_out, stamps = _merged(out,
+                                                                    bool(len(tables.ending)))
             local = events - key.kernel.first
-            found.append((k, offsets, pooled + local, all_times[local], positions, timed_out))
+            found.append((k, offsets, pooled + local, all_times[local], positions, timed_out,
+                          stamps))
             pool_rows.append(all_rows)
             pool_values.append(all_values)
             pooled += len(all_rows)
