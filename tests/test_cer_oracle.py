@@ -340,3 +340,14 @@ def test_greedy_exclusion_markers():
         MatchQuery(seq(var("a"), Repeat(var("b"), 1, None, greedy=True)))
     with pytest.raises(ValueError, match="fixed count"):
         Repeat(var("b"), 2, 2, greedy=True)
+
+
+def test_an_exclusion_joins_the_markers_it_follows():
+    """A greedy repetition whose body ends with an empty part: the exclusion marker and
+    that part's junction (with its not) are one run between the body's last event and
+    the next: a d between b and x still forbids the match."""
+    body = Seq((var("b"), Repeat(var("c"), 0, None)), (Junction(forbid=frozenset({D})),))
+    for greedy in (False, True):
+        query = MatchQuery(seq(var("a"), Repeat(body, 1, None, greedy=greedy), var("x")))
+        assert run(query, "a b x") == [Match(2, (0, 1, 2), ("a", "b", "x"))]
+        assert run(query, "a b d x") == []

@@ -250,7 +250,7 @@ class _Parser:
             if end == pos:
                 continue
             if enough and node.greedy and more:
-                yield end, (*tokens, *_exclusion(node.exclude))
+                yield end, _excluding(tokens, node.exclude)
             elif enough:
                 yield end, tokens
             if more:
@@ -300,6 +300,14 @@ class _Parser:
 def _exclusion(exclude: frozenset[int]) -> tuple[_Token, ...]:
     """An empty parse's tokens: the exclusion marker of ``exclude``, none if empty."""
     return (_Marker(None, frozenset(), exclude),) if exclude else ()
+
+
+def _excluding(tokens: tuple[_Token, ...], exclude: frozenset[int]) -> tuple[_Token, ...]:
+    """``tokens`` followed by the exclusion marker of ``exclude``, made one run with a
+    marker run they end with (a trailing empty part's junctions)."""
+    if tokens and isinstance(last := tokens[-1], _Marker):
+        return (*tokens[:-1], _Marker(last.contiguity, last.forbid, last.exclude | exclude))
+    return (*tokens, *_exclusion(exclude))
 
 
 def _first_event(tokens: tuple[_Token, ...]) -> _Bound | None:
