@@ -242,6 +242,11 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
     # events count as starts: nothing is known of them)
     discards = skip != _NO_SKIP
     started = np.ones(n if discards else 0, dtype=np.bool_)
+    # only the query's within bounds time (no gap, no inner within): a partial match
+    # times out at its start + within, and _time_out cuts sets by start
+    by_start = k == 1
+    for e in range(n_tr):
+        by_start = by_start and gap[e] < 0
     for i in range(scalars[0], n):
         t = times[i]
         # The helpers take and return arrays: each call costs reference counting (about
@@ -258,23 +263,24 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
             cand, cand_ev, timed, timed_ev = _time_out(
                 nodes, dead, meta, waiting, src, final, path, bounds, in_scope,
                 transition_of, gap, step, duration, whole, within, consume, consumed, cand,
-                cand_ev, counts, timed_until, t, times, i, name_rank, timed, timed_ev, subs)
+                cand_ev, counts, timed_until, t, times, i, name_rank, timed, timed_ev, subs,
+                by_start)
             timed_until = t
         if meta[0] + per_event > nodes.shape[0]:
             nodes = compact(nodes, meta, dead, waiting, t, whole, within, per_event)
+        starts = False
         for q in range(n_pos):
             new[q] = -1
             if sat[i, cond[q]]:
+                starts = starts or initial[q]
                 new[q] = _extend(nodes, meta, dead, waiting, q, i, t, initial, in_scope, in_ptr,
                                  gap, step, duration, subs, sat, exclude_ptr, exclude)
         if discards:
             # an event that starts no partial match joins the discarded range before it:
             # ranges then meet across such events, and a set whose starts lie in several
             # is dropped as a whole (`covered`)
-            started[i] = False
-            for q in range(n_pos):
-                started[i] = started[i] or (initial[q] and sat[i, cond[q]])
-            if not started[i] and i > 0 and covered(dead, meta, i - 1, i - 1):
+            started[i] = starts
+            if not starts and i > 0 and covered(dead, meta, i - 1, i - 1):
                 dead = add_dead(dead, meta, i, i)
         counts[2] = 0
         counts[3] = 0
@@ -314,7 +320,7 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
         cand, cand_ev, timed, timed_ev = _time_out(
             nodes, dead, meta, waiting, src, final, path, bounds, in_scope, transition_of,
             gap, step, duration, whole, within, consume, consumed, cand, cand_ev, counts,
-            timed_until, done, times, n, name_rank, timed, timed_ev, subs)
+            timed_until, done, times, n, name_rank, timed, timed_ev, subs, by_start)
         timed_until = done
     scalars[1] = counts[4]
     scalars[2] = counts[5]
@@ -337,7 +343,7 @@ def _flat(rows, ev, m, used):
 @numba.jit(**_JIT)
 def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, transition_of,
               gap, step, duration, whole, within, consume, consumed, cand, cand_ev, counts,
-              lo, hi, times, emitted, name_rank, timed, timed_ev, subs):
+              lo, hi, times, emitted, name_rank, timed, timed_ev, subs, by_start):
     """Report the partial matches (not themselves matches) still waiting that time out
     at a time in (lo, hi] (:func:`_deadline`), in emission order, without those a skip
     policy discarded or that use a consumed event. Each waiting set's top OUT nodes are
@@ -346,9 +352,6 @@ def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, tr
     cut by start, else every live partial match is looked at."""
     counts[2] = 0
     counts[3] = 0
-    by_start = duration.shape[0] == 1
-    for e in range(gap.shape[0]):
-        by_start = by_start and gap[e] < 0
     tops = np.empty((64, 2), dtype=np.int64)  # (OUT node, a transition whose set holds it)
     n_tops = 0
     stack = np.empty(64, dtype=np.int64)
