@@ -207,6 +207,22 @@ def test_skip_policies_on_one_word() -> None:
     assert [m.events for m in past_last] == [(0, 1, 2, 3)]
 
 
+def test_past_last_keeps_the_first_of_matches_with_one_start() -> None:
+    """Under past_last the kernel enumerates only the matches with the least start (the
+    first kept one discards the rest): among several with that start it keeps the first
+    in emission order, whatever order the walk finds them in (here the sets of the two
+    branches of an `or`)."""
+    a, b, c, d = Var("a", 0), Var("b", 1), Var("c", 2), Var("d", 3)
+    query = MatchQuery(Seq((a, Alt((b, d)), c), (Junction(), Junction())),
+                       Skip(SkipKind.PAST_LAST))
+    for word, kept in (([0, 1, 3, 2], (0, 1, 3)), ([0, 3, 1, 2], (0, 1, 3)),
+                       ([0, 0, 3, 1, 1, 2], (0, 2, 5))):
+        sat = np.eye(4, dtype=np.bool_)[word]
+        found = find_matches(query, sat, range(len(word)))
+        assert found == enumerate_matches(query, sat, range(len(word))), word
+        assert [m.events for m in found] == [kept], word
+
+
 def _in_parts(tables, sat, times, rng: random.Random):
     """The matches and timeouts of ``step_matches`` over random parts of the input, each
     followed by a random ``until`` no later than the next part's first event."""

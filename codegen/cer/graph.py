@@ -57,6 +57,7 @@ __all__ = [
     "covered",
     "empty_graph",
     "grow_rows",
+    "merge_dead",
     "new_out",
     "new_union",
 ]
@@ -158,9 +159,18 @@ def covered(dead, meta, lo, hi):
 
 @numba.jit(**_JIT)
 def add_dead(dead, meta, lo, hi):
-    """``dead`` with lo..hi discarded too (ranges merged when they meet or touch)."""
+    """``dead`` with lo..hi discarded too (:func:`merge_dead`), grown if full."""
+    dead = grow_rows(dead, meta[1] + 1)
+    merge_dead(dead, meta, lo, hi)
+    return dead
+
+
+@numba.jit(**_JIT)
+def merge_dead(dead, meta, lo, hi):
+    """Discard lo..hi too, in place: ranges merged when they meet or touch. Room for one
+    more range is the caller's (none is needed when lo..hi meets or touches a range)."""
     if hi < lo:
-        return dead
+        return
     n = meta[1]
     i = _find(dead, n, lo)
     # ranges i+1.. start after lo; merge every range overlapping or touching lo..hi
@@ -173,7 +183,6 @@ def add_dead(dead, meta, lo, hi):
         last += 1
     removed = last - first
     if removed == 0:
-        dead = grow_rows(dead, n + 1)
         for j in range(n, first, -1):
             dead[j, 0] = dead[j - 1, 0]
             dead[j, 1] = dead[j - 1, 1]
@@ -186,7 +195,6 @@ def add_dead(dead, meta, lo, hi):
         meta[1] = n - shift
     dead[first, 0] = new_lo
     dead[first, 1] = new_hi
-    return dead
 
 
 @numba.jit(**_JIT)

@@ -29,12 +29,20 @@ timeouts due by then (a timeout waits while a held match that may consume its ev
 does).
 
 Cost per event: O(P + T) node operations whatever the number of partial matches
-(constant for a fixed query), plus the enumeration: proportional to the matches
-emitted and their length when no policy discards and every constraint is exact at
-the sets (skip-till-any-match, next, strict, ``within`` of the whole pattern);
-enumeration may also walk paths it then rejects: a ``within`` of a sub-pattern or a
-gap that only some of a set's matches break, starts discarded by ``to_next`` or
-``to_first``/``to_last``, consumed events. Under a skip policy the discarded starts are
+(constant for a fixed query), and O(initial positions) for an event no set waits for
+that satisfies no initial position's condition (most events of a selective pattern),
+plus the enumeration: proportional to the matches emitted and their length when no
+policy discards and every constraint is exact at the sets (skip-till-any-match, next,
+strict, ``within`` of the whole pattern); enumeration may also walk paths it then
+rejects: a ``within`` of a sub-pattern or a gap that only some of a set's matches break,
+starts discarded by ``to_next`` or ``to_first``/``to_last``, consumed events (under
+``past_last`` only the matches with the least start are walked: the first kept one
+discards the others). The per-event work runs in one function (:func:`_events`) that
+reassigns no array, the rest (enumeration, policies, compaction) once per event that
+needs it, or, when no policy reads the kept matches, once per batch of events: Numba
+reference-counts each array a call passes or a loop reassigns (about 7 ns apiece), so
+the split is what makes an idle event cost nanoseconds. Under a skip policy the
+discarded starts are
 ranges of event numbers, each widened over the events around it that start no partial
 match, so that ranges meet and a waiting set whose starts were all discarded is
 dropped whole (``covered``) instead of walked again at every completing event.
@@ -58,17 +66,18 @@ from .graph import (
     MAXS,
     MINS,
     NO_TIME,
+    OUT,
     SUB,
     TIME,
     UNION,
     A,
     B,
     C,
-    add_dead,
     compact,
     covered,
     empty_graph,
     grow_rows,
+    merge_dead,
     new_out,
     new_union,
 )
@@ -80,6 +89,7 @@ _JIT = {"nopython": True, "cache": True, "nogil": True}
 _INTERNAL, _ENTERS = 1, 2
 _STRICT, _NEXT = 0, 1
 _NO_SKIP, _TO_NEXT, _PAST_LAST, _TO_FIRST, _TO_LAST = range(5)
+_FROM_START, _FROM_POSITIONS, _FROM_ADVANCE = range(3)  # where _events enters an event
 
 
 def run_matches(tables: MatchTables, sat: np.ndarray, times: np.ndarray,
@@ -167,7 +177,9 @@ def _call(tables: MatchTables, sat: np.ndarray, times: np.ndarray, state: MatchS
         state.nodes.copy(), state.dead.copy(), meta, waiting, state.held.copy(),
         state.held_ev.copy(), consumed, scalars, final, until)
     # event numbers (emitted, events) from the key's first; the stamps are times
-    out = tuple(a + state.first if j < 8 and j % 4 in (0, 2) else a for j, a in enumerate(out))
+    if state.first:
+        out = tuple(a + state.first if j < 8 and j % 4 in (0, 2) else a
+                    for j, a in enumerate(out))
     if final:
         return out, state
     return out, _carried(tables, state.first, all_times, consumed, nodes, dead, meta, waiting,
@@ -222,8 +234,8 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
     k = duration.shape[0]
     new = np.full(n_pos, -1, dtype=np.int64)
     subs = np.empty(k, dtype=np.int64)
-    # kept matches: (emitted, offset, length); candidates (first event, offset, length);
-    # held (deadline, offset, length); their events (number, position)
+    # kept matches and candidates: (emitted, offset, length); held (deadline, offset,
+    # length); their events (number, position)
     kept = np.zeros((16, 3), dtype=np.int64)
     kept_ev = np.zeros((64, 2), dtype=np.int64)
     cand = np.zeros((16, 3), dtype=np.int64)
@@ -235,8 +247,6 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
     counts = np.zeros(8, dtype=np.int64)
     counts[4] = scalars[1]
     counts[5] = scalars[2]
-    path = np.zeros(n + 1, dtype=np.int64)
-    bounds = np.zeros((n + 1, k), dtype=np.int64)
     per_event = n_pos + 2 * n_tr + 1
     # per event under a skip policy: whether it starts a partial match (the carried
     # events count as starts: nothing is known of them)
@@ -247,64 +257,76 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
     by_start = k == 1
     for e in range(n_tr):
         by_start = by_start and gap[e] < 0
-    for i in range(scalars[0], n):
-        t = times[i]
-        # The helpers take and return arrays: each call costs reference counting (about
-        # 0.2 us), so they are called only when they have something to do.
-        if counts[4] > 0:
+    # the enumeration's path (its nodes and their scopes' bounds) and stack: a path of
+    # the graph visits each node once, and one sibling waits per union on it
+    path = np.empty(nodes.shape[0] + 1, dtype=np.int64)
+    bounds = np.empty((nodes.shape[0] + 1, k), dtype=np.int64)
+    stack = np.empty((nodes.shape[0] + 1, 2), dtype=np.int64)
+    # the completed sets are those made from node ``mark`` on; with no policy that reads
+    # the kept matches (no skip, no consume, no negation at the end) those of many events
+    # are enumerated at once
+    mark = meta[0]
+    initials = np.flatnonzero(initial)
+    batch = skip == _NO_SKIP and not consume and ending.shape[0] == 0
+    # under past_last an event keeps one match, the first in emission order (the others
+    # start at or after it and before its last event): only the least starts are
+    # enumerated, unless a negation at the end may kill that one
+    least = skip == _PAST_LAST and ending.shape[0] == 0
+    # This loop runs once per event that needs more than _events does (in a loop of its
+    # own that reassigns no array and calls helpers only to make nodes), or per batch of
+    # completed sets: its buffers may be replaced (grown), and Numba reference-counts
+    # every array a loop reassigns at every iteration, and every array passed to a call.
+    i, need = _events(nodes, meta, dead, waiting, new, scalars[0], _FROM_START, cond, initial,
+                      initials, final, in_scope, in_ptr, src, dst, mode, forbid_ptr, forbid,
+                      exclude_ptr, exclude, gap, step, duration, subs, sat, times, ending, held,
+                      counts, started, timeouts, timed_until, per_event, batch)
+    while True:
+        if meta[0] > mark:  # the completed sets' matches, in emission order
+            roots = _completed(nodes, final, mark, meta[0])
+            mark = meta[0]
             counts[2] = 0
             counts[3] = 0
-            cand, cand_ev = _release(held, held_ev, counts, cand, cand_ev, t, i, sat, ending)
-            if counts[2] > 0:
-                dead, kept, kept_ev = _keep(cand, cand_ev, counts, i, name_rank, skip,
-                                            skip_names, consume, consumed, dead, meta, kept,
-                                            kept_ev, started, i - 1)
-        if timeouts and t > timed_until:
-            cand, cand_ev, timed, timed_ev = _time_out(
-                nodes, dead, meta, waiting, src, final, path, bounds, in_scope,
-                transition_of, gap, step, duration, whole, within, consume, consumed, cand,
-                cand_ev, counts, timed_until, t, times, i, name_rank, timed, timed_ev, subs,
-                by_start)
-            timed_until = t
-        if meta[0] + per_event > nodes.shape[0]:
-            nodes = compact(nodes, meta, dead, waiting, t, whole, within, per_event)
-        starts = False
-        for q in range(n_pos):
-            new[q] = -1
-            if sat[i, cond[q]]:
-                starts = starts or initial[q]
-                new[q] = _extend(nodes, meta, dead, waiting, q, i, t, initial, in_scope, in_ptr,
-                                 gap, step, duration, subs, sat, exclude_ptr, exclude)
-        if discards:
-            # an event that starts no partial match joins the discarded range before it:
-            # ranges then meet across such events, and a set whose starts lie in several
-            # is dropped as a whole (`covered`)
-            started[i] = starts
-            if not starts and i > 0 and covered(dead, meta, i - 1, i - 1):
-                dead = add_dead(dead, meta, i, i)
-        counts[2] = 0
-        counts[3] = 0
-        for q in range(n_pos):
-            if final[q] and new[q] >= 0:
-                cand, cand_ev = _enumerate(nodes, dead, meta, new[q], path, bounds, in_scope,
-                                           transition_of, gap, step, duration, whole, consume,
-                                           consumed, cand, cand_ev, counts, NO_TIME, 2**62,
-                                           times)
-        if counts[2] > 0 and ending.shape[0]:
-            held, held_ev = _hold(cand, cand_ev, counts, held, held_ev, times, within)
-        elif counts[2] > 0:
-            dead, kept, kept_ev = _keep(cand, cand_ev, counts, i, name_rank, skip, skip_names,
-                                        consume, consumed, dead, meta, kept, kept_ev, started,
-                                        i)
-        for e in range(n_tr):
-            p, q = src[e], dst[e]
-            reset = mode[e] == _STRICT or (mode[e] == _NEXT and sat[i, cond[q]])
-            for f in range(forbid_ptr[e], forbid_ptr[e + 1]):
-                reset = reset or sat[i, forbid[f]]
-            if reset:
-                waiting[e] = -1
-            if new[p] >= 0:
-                waiting[e] = new_union(nodes, meta, waiting[e], new[p])
+            cand, cand_ev = _enumerate(nodes, dead, meta, roots, roots.shape[0], path, bounds,
+                                       stack, in_scope, transition_of, gap, step, duration,
+                                       whole, consume, consumed, cand, cand_ev, counts, NO_TIME,
+                                       2**62, times, least)
+            if counts[2] > 0 and ending.shape[0]:
+                held, held_ev = _hold(cand, cand_ev, counts, held, held_ev, times, within)
+            elif counts[2] > 0:
+                dead, kept, kept_ev = _keep(cand, cand_ev, counts, name_rank, skip, skip_names,
+                                            consume, consumed, dead, meta, kept, kept_ev,
+                                            started, i)
+        if i >= n:
+            break
+        t = times[i]
+        if need == _FROM_START:  # event i needs what _events does not do before it
+            if counts[4] > 0:
+                counts[2] = 0
+                counts[3] = 0
+                cand, cand_ev = _release(held, held_ev, counts, cand, cand_ev, t, i, sat,
+                                         ending)
+                if counts[2] > 0:
+                    dead, kept, kept_ev = _keep(cand, cand_ev, counts, name_rank, skip,
+                                                skip_names, consume, consumed, dead, meta, kept,
+                                                kept_ev, started, i - 1)
+            if timeouts and t > timed_until:
+                cand, cand_ev, timed, timed_ev = _time_out(
+                    nodes, dead, meta, waiting, src, final, path, bounds, stack, in_scope,
+                    transition_of, gap, step, duration, whole, within, consume, consumed, cand,
+                    cand_ev, counts, timed_until, t, times, i, name_rank, timed, timed_ev, subs,
+                    by_start)
+                timed_until = t
+            if meta[0] + per_event > nodes.shape[0]:
+                nodes = compact(nodes, meta, dead, waiting, t, whole, within, per_event)
+                path = grow_rows(path, nodes.shape[0] + 1)
+                bounds = grow_rows(bounds, nodes.shape[0] + 1)
+                stack = grow_rows(stack, nodes.shape[0] + 1)
+                mark = meta[0]
+            need = _FROM_POSITIONS
+        i, need = _events(nodes, meta, dead, waiting, new, i, need, cond, initial, initials,
+                          final, in_scope, in_ptr, src, dst, mode, forbid_ptr, forbid,
+                          exclude_ptr, exclude, gap, step, duration, subs, sat, times, ending,
+                          held, counts, started, timeouts, timed_until, per_event, batch)
     # after the last event: with ``last`` nothing more can come (NO_TIME releases every
     # held match, every partial match left times out); else nothing before ``until``
     if ending.shape[0] and counts[4] > 0 and (last or until != NO_TIME):
@@ -312,16 +334,17 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
         counts[3] = 0
         cand, cand_ev = _release(held, held_ev, counts, cand, cand_ev,
                                  NO_TIME if last else until, n, sat, ending)
-        dead, kept, kept_ev = _keep(cand, cand_ev, counts, n, name_rank, skip, skip_names,
+        dead, kept, kept_ev = _keep(cand, cand_ev, counts, name_rank, skip, skip_names,
                                     consume, consumed, dead, meta, kept, kept_ev, started, n - 1)
     # a timeout is reported after a held match that may consume its events
-    done = 2**62 if last else until
-    if timeouts and done > timed_until and not (consume and counts[4] > 0):
+    reached = 2**62 if last else until
+    if timeouts and reached > timed_until and not (consume and counts[4] > 0):
         cand, cand_ev, timed, timed_ev = _time_out(
-            nodes, dead, meta, waiting, src, final, path, bounds, in_scope, transition_of,
-            gap, step, duration, whole, within, consume, consumed, cand, cand_ev, counts,
-            timed_until, done, times, n, name_rank, timed, timed_ev, subs, by_start)
-        timed_until = done
+            nodes, dead, meta, waiting, src, final, path, bounds, stack, in_scope,
+            transition_of, gap, step, duration, whole, within, consume, consumed, cand,
+            cand_ev, counts, timed_until, reached, times, n, name_rank, timed, timed_ev, subs,
+            by_start)
+        timed_until = reached
     scalars[1] = counts[4]
     scalars[2] = counts[5]
     scalars[3] = timed_until
@@ -329,6 +352,159 @@ def _run(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode, forb
     t = _flat(timed, timed_ev, counts[6], counts[7])
     stamps = timed[:counts[6], 3].copy()
     return (m[0], m[1], m[2], m[3], t[0], t[1], t[2], t[3], stamps), nodes, dead, held, held_ev
+
+
+@numba.jit(**_JIT)
+def _events(nodes, meta, dead, waiting, new, i, entry, cond, initial, initials, final, in_scope,
+            in_ptr, src, dst, mode, forbid_ptr, forbid, exclude_ptr, exclude, gap, step,
+            duration, subs, sat, times, ending, held, counts, started, timeouts, timed_until,
+            per_event, batch):
+    """Run the events from i on, entering event i at ``entry``, as long as they need
+    nothing else; return the event that does and where it resumes:
+
+    * ``_FROM_START``: it needs first a held match released or killed, a timeout
+      reported or the graph compacted (the caller does it, then resumes at
+      ``_FROM_POSITIONS``);
+    * ``_FROM_ADVANCE``: ``new`` holds its sets and a final position's is not empty:
+      the caller enumerates its matches, then resumes here; unless ``batch``: then the
+      caller enumerates the matches of the completed sets (:func:`_completed`) of many
+      events at once, when it is called for another reason or the input ends.
+
+    Per event: the sets ``new[q]`` (a set whose gap or within passed, or all of whose
+    starts were discarded, is dropped from ``waiting`` for good; a transition excluding
+    the event keeps its set waiting), the discarded ranges widened under a skip policy,
+    then the waiting sets advanced. All of it in this one function on purpose: a call
+    that passes arrays costs about 7 ns per array (reference counts), more than this
+    work per position."""
+    n = times.shape[0]
+    k = duration.shape[0]
+    live = 0  # the waiting sets not empty
+    for e in range(waiting.shape[0]):
+        if waiting[e] >= 0:
+            live += 1
+    while i < n:
+        t = times[i]
+        if entry == _FROM_START:
+            if (counts[4] > 0 and _due(held, counts[4], t, i, sat, ending)) or (
+                    timeouts and t > timed_until) or meta[0] + per_event > nodes.shape[0]:
+                return i, _FROM_START
+            entry = _FROM_POSITIONS
+        if entry == _FROM_POSITIONS:
+            # no set waits and no initial position's condition holds: event i changes
+            # nothing but the discarded ranges (most events, for a selective pattern)
+            idle = live == 0
+            for j in range(initials.shape[0]):
+                idle = idle and not sat[i, cond[initials[j]]]
+            starts = False
+            completes = False
+            if not idle:
+                for q in range(cond.shape[0]):
+                    new[q] = -1
+                    if not sat[i, cond[q]]:
+                        continue
+                    starts = starts or initial[q]
+                    # new[q]: OUT(i, q, BOTTOM if q is initial ∪ the live sets waiting into q)
+                    child = -1
+                    mins = 2**62
+                    maxs = -1
+                    for s in range(k):
+                        subs[s] = NO_TIME
+                    if initial[q]:
+                        child = BOTTOM
+                        mins = i
+                        maxs = i
+                        for s in range(k):
+                            if in_scope[q, s]:
+                                subs[s] = t
+                    for e in range(in_ptr[q], in_ptr[q + 1]):
+                        w = waiting[e]
+                        if w < 0:
+                            continue
+                        alive = not (gap[e] >= 0 and nodes[w, TIME] <= t - gap[e])
+                        for s in range(k):
+                            if step[e, s] == _INTERNAL and nodes[w, SUB + s] <= t - duration[s]:
+                                alive = False
+                        if alive and meta[1]:
+                            alive = not covered(dead, meta, nodes[w, MINS], nodes[w, MAXS])
+                        if not alive:
+                            waiting[e] = -1
+                            live -= 1
+                            continue
+                        excluded = False
+                        for x in range(exclude_ptr[e], exclude_ptr[e + 1]):
+                            excluded = excluded or sat[i, exclude[x]]
+                        if excluded:
+                            continue
+                        child = w if child < 0 else new_union(nodes, meta, child, w)
+                        mins = min(mins, nodes[w, MINS])
+                        maxs = max(maxs, nodes[w, MAXS])
+                        for s in range(k):
+                            if step[e, s] == _INTERNAL:
+                                subs[s] = max(subs[s], nodes[w, SUB + s])
+                            elif step[e, s] == _ENTERS:
+                                subs[s] = t
+                    if child >= 0:
+                        new[q] = new_out(nodes, meta, i, q, child, t, mins, maxs, subs)
+                        completes = completes or final[q]
+            if started.shape[0]:
+                # an event that starts no partial match joins the discarded range before
+                # it: ranges then meet across such events, and a set whose starts lie in
+                # several is dropped as a whole (`covered`); joining a range needs no room
+                started[i] = starts
+                if not starts and i > 0 and covered(dead, meta, i - 1, i - 1):
+                    merge_dead(dead, meta, i, i)
+            if completes and not batch:
+                return i, _FROM_ADVANCE
+            if idle:
+                i += 1
+                entry = _FROM_START
+                continue
+        # the waiting sets after event i: a strict transition's, a next one's whose target
+        # event i satisfies and one whose forbidden condition it satisfies are emptied;
+        # each takes its source's new set
+        live = 0
+        for e in range(src.shape[0]):
+            p = src[e]
+            if waiting[e] < 0 and new[p] < 0:
+                continue
+            reset = mode[e] == _STRICT or (mode[e] == _NEXT and sat[i, cond[dst[e]]])
+            for f in range(forbid_ptr[e], forbid_ptr[e + 1]):
+                reset = reset or sat[i, forbid[f]]
+            if reset:
+                waiting[e] = -1
+            if new[p] >= 0:
+                waiting[e] = new[p] if waiting[e] < 0 else new_union(nodes, meta, waiting[e],
+                                                                     new[p])
+            if waiting[e] >= 0:
+                live += 1
+        i += 1
+        entry = _FROM_START
+    return i, _FROM_START
+
+
+@numba.jit(**_JIT)
+def _completed(nodes, final, lo, hi):
+    """The completed sets among the nodes lo..hi − 1 (a final position's OUT nodes: only
+    :func:`_events` makes OUT nodes), as rows (event, node), in the order made."""
+    roots = np.empty((hi - lo, 2), dtype=np.int64)
+    m = 0
+    for x in range(lo, hi):
+        if nodes[x, KIND] == OUT and final[nodes[x, B]]:
+            roots[m, 0] = nodes[x, A]
+            roots[m, 1] = x
+            m += 1
+    return roots[:m]
+
+
+@numba.jit(**_JIT)
+def _due(held, n, t, i, sat, ending):
+    """Whether event i (at time t) releases or kills one of the n held matches."""
+    due = False
+    for f in range(ending.shape[0]):
+        due = due or sat[i, ending[f]]
+    for j in range(n):
+        due = due or held[j, 0] <= t
+    return due
 
 
 @numba.jit(**_JIT)
@@ -341,9 +517,10 @@ def _flat(rows, ev, m, used):
 
 
 @numba.jit(**_JIT)
-def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, transition_of,
-              gap, step, duration, whole, within, consume, consumed, cand, cand_ev, counts,
-              lo, hi, times, emitted, name_rank, timed, timed_ev, subs, by_start):
+def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, stack, in_scope,
+              transition_of, gap, step, duration, whole, within, consume, consumed, cand,
+              cand_ev, counts, lo, hi, times, emitted, name_rank, timed, timed_ev, subs,
+              by_start):
     """Report the partial matches (not themselves matches) still waiting that time out
     at a time in (lo, hi] (:func:`_deadline`), in emission order, without those a skip
     policy discarded or that use a consumed event. Each waiting set's top OUT nodes are
@@ -354,22 +531,20 @@ def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, tr
     counts[3] = 0
     tops = np.empty((64, 2), dtype=np.int64)  # (OUT node, a transition whose set holds it)
     n_tops = 0
-    stack = np.empty(64, dtype=np.int64)
     for e in range(waiting.shape[0]):
         if waiting[e] < 0 or final[src[e]]:
             continue
-        stack[0] = waiting[e]
+        stack[0, 0] = waiting[e]  # the enumeration's stack: one sibling per union above
         top = 1
         while top > 0:
             top -= 1
-            x = stack[top]
+            x = stack[top, 0]
             if nodes[x, SUB + whole] + within <= lo or (
                     by_start and times[nodes[x, MINS]] + within > hi):
                 continue  # every such match timed out by lo, or (by start) after hi
             if nodes[x, KIND] == UNION:
-                stack = grow_rows(stack, top + 2)
-                stack[top] = nodes[x, A]
-                stack[top + 1] = nodes[x, B]
+                stack[top, 0] = nodes[x, A]
+                stack[top + 1, 0] = nodes[x, B]
                 top += 2
             else:
                 tops = grow_rows(tops, n_tops + 1)
@@ -380,6 +555,7 @@ def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, tr
         return cand, cand_ev, timed, timed_ev
     by_node = np.argsort(tops[:n_tops, 0], kind="mergesort")
     stamps = np.empty(16, dtype=np.int64)
+    root = np.full((1, 2), emitted, dtype=np.int64)
     g = 0
     while g < n_tops:
         x = tops[by_node[g], 0]
@@ -387,10 +563,11 @@ def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, tr
         while h < n_tops and tops[by_node[h], 0] == x:
             h += 1
         c0 = counts[2]
-        cand, cand_ev = _enumerate(nodes, dead, meta, x, path, bounds, in_scope, transition_of,
-                                   gap, step, duration, whole, consume, consumed, cand, cand_ev,
-                                   counts, lo - within, hi - within if by_start else 2**62,
-                                   times)
+        root[0, 1] = x
+        cand, cand_ev = _enumerate(nodes, dead, meta, root, 1, path, bounds, stack, in_scope,
+                                   transition_of, gap, step, duration, whole, consume, consumed,
+                                   cand, cand_ev, counts, lo - within,
+                                   hi - within if by_start else 2**62, times, False)
         stamps = grow_rows(stamps, counts[2])
         for c in range(c0, counts[2]):
             stamps[c] = _deadline(cand_ev, cand[c, 1], cand[c, 2], times, tops, by_node, g, h,
@@ -399,6 +576,7 @@ def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, tr
     if counts[2] == 0:
         return cand, cand_ev, timed, timed_ev
     order = _order(cand, cand_ev, counts[2], name_rank)
+    timed, timed_ev = _room(timed, timed_ev, counts, 6, counts[2], counts[3])
     for j in range(counts[2]):
         c = order[j]
         off, length = cand[c, 1], cand[c, 2]
@@ -408,7 +586,7 @@ def _time_out(nodes, dead, meta, waiting, src, final, path, bounds, in_scope, tr
         if not lo < stamps[c] <= hi or covered(dead, meta, cand_ev[off, 0], cand_ev[off, 0]) \
                 or used:
             continue
-        timed, timed_ev = _append(timed, timed_ev, counts, 6, emitted, cand_ev, off, length)
+        _put(timed, timed_ev, counts, 6, emitted, cand_ev, off, length)
         timed[counts[6] - 1, 3] = stamps[c]
     return cand, cand_ev, timed, timed_ev
 
@@ -446,144 +624,117 @@ def _deadline(cand_ev, off, length, times, tops, by_node, g, h, gap, step, durat
 
 
 @numba.jit(**_JIT)
-def _extend(nodes, meta, dead, waiting, q, i, t, initial, in_scope, in_ptr, gap, step, duration,
-            subs, sat, exclude_ptr, exclude):
-    """new[q] at event i: the matches event i extends at q (−1 for none); drops the
-    waiting sets into q that can never go on, skips those whose transition excludes
-    event i (a greedy repetition's exit: they wait on)."""
-    k = duration.shape[0]
-    child = -1
-    mins = 2**62
-    maxs = -1
-    for s in range(k):
-        subs[s] = NO_TIME
-    if initial[q]:
-        child = BOTTOM
-        mins = i
-        maxs = i
-        for s in range(k):
-            if in_scope[q, s]:
-                subs[s] = t
-    for e in range(in_ptr[q], in_ptr[q + 1]):
-        w = waiting[e]
-        if w < 0:
-            continue
-        alive = not (gap[e] >= 0 and nodes[w, TIME] <= t - gap[e])
-        for s in range(k):
-            if step[e, s] == _INTERNAL and nodes[w, SUB + s] <= t - duration[s]:
-                alive = False
-        if alive and covered(dead, meta, nodes[w, MINS], nodes[w, MAXS]):
-            alive = False
-        if not alive:
-            waiting[e] = -1
-            continue
-        excluded = False
-        for x in range(exclude_ptr[e], exclude_ptr[e + 1]):
-            excluded = excluded or sat[i, exclude[x]]
-        if excluded:
-            continue
-        child = new_union(nodes, meta, child, w)
-        mins = min(mins, nodes[w, MINS])
-        maxs = max(maxs, nodes[w, MAXS])
-        for s in range(k):
-            if step[e, s] == _INTERNAL:
-                subs[s] = max(subs[s], nodes[w, SUB + s])
-            elif step[e, s] == _ENTERS:
-                subs[s] = t
-    if child < 0:
-        return -1
-    return new_out(nodes, meta, i, q, child, t, mins, maxs, subs)
+def _enumerate(nodes, dead, meta, roots, n_roots, path, bounds, stack, in_scope, transition_of,
+               gap, step, duration, whole, consume, consumed, cand, cand_ev, counts, lo, hi,
+               times, least):
+    """Append every match of the sets ``roots[:n_roots]`` (rows (event emitting it, an OUT
+    node)) that meets its gaps and within bounds, starts where no policy discarded, at a
+    time in (lo, hi], and uses no consumed event, to the candidates (emitted at, offset,
+    length; events): :func:`_walk`, again with the candidates' buffers doubled while they
+    are too small (its loop then grows none). With ``least`` only those whose first event
+    is the least such (with ties, the first in emission order is among them)."""
+    rows, events = counts[2], counts[3]
+    while not _walk(nodes, dead, meta, roots, n_roots, path, bounds, stack, in_scope,
+                    transition_of, gap, step, duration, whole, consume, consumed, cand, cand_ev,
+                    counts, lo, hi, times, least):
+        counts[2] = rows
+        counts[3] = events
+        cand = grow_rows(cand, 2 * cand.shape[0])
+        cand_ev = grow_rows(cand_ev, 2 * cand_ev.shape[0])
+    return cand, cand_ev
 
 
 @numba.jit(**_JIT)
-def _enumerate(nodes, dead, meta, root, path, bounds, in_scope, transition_of, gap, step,
-               duration, whole, consume, consumed, cand, cand_ev, counts, lo, hi, times):
-    """Append every match of the set ``root`` (an OUT node) that meets its gaps and
-    within bounds, starts where no policy discarded, at a time in (lo, hi], and uses no
-    consumed event, to the candidates (start, events)."""
+def _walk(nodes, dead, meta, roots, n_roots, path, bounds, stack, in_scope, transition_of, gap,
+          step, duration, whole, consume, consumed, cand, cand_ev, counts, lo, hi, times,
+          least):
+    """:func:`_enumerate`'s depth-first walks (``stack`` holds a path's pending siblings:
+    room for one per node); False if the candidates' buffers fill up. With ``least`` a
+    set whose matches all start after the least start found so far is not walked."""
     k = duration.shape[0]
-    t_end = nodes[root, TIME]
-    q_end = nodes[root, B]
-    for s in range(k):
-        bounds[0, s] = t_end - duration[s] + 1 if in_scope[q_end, s] else NO_TIME
-    path[0] = root
-    stack = np.empty((64, 2), dtype=np.int64)
-    stack[0, 0] = nodes[root, C]
-    stack[0, 1] = 1
-    top = 1
-    while top > 0:
-        top -= 1
-        s_node, d = stack[top, 0], stack[top, 1]
-        o = path[d - 1]
-        t_o = nodes[o, TIME]
-        if s_node == BOTTOM:
-            ok = lo < t_o <= hi and not covered(dead, meta, nodes[o, A], nodes[o, A])
+    best = 2**62  # the least first event of a candidate so far
+    for r in range(n_roots):
+        root = roots[r, 1]
+        t_end = nodes[root, TIME]
+        q_end = nodes[root, B]
+        for s in range(k):
+            bounds[0, s] = t_end - duration[s] + 1 if in_scope[q_end, s] else NO_TIME
+        path[0] = root
+        stack[0, 0] = nodes[root, C]
+        stack[0, 1] = 1
+        top = 1
+        while top > 0:
+            top -= 1
+            s_node, d = stack[top, 0], stack[top, 1]
+            o = path[d - 1]
+            t_o = nodes[o, TIME]
+            if s_node == BOTTOM:
+                ok = lo < t_o <= hi and not (meta[1] and covered(dead, meta, nodes[o, A],
+                                                                 nodes[o, A]))
+                for s in range(k):
+                    if in_scope[nodes[o, B], s] and t_o < bounds[d - 1, s]:
+                        ok = False
+                if not ok or (least and nodes[o, A] > best):
+                    continue
+                best = min(best, nodes[o, A])
+                # the match path[d − 1], …, path[0] (first event to last)
+                c, off = counts[2], counts[3]
+                if c + 1 > cand.shape[0] or off + d > cand_ev.shape[0]:
+                    return False
+                cand[c, 0] = roots[r, 0]
+                cand[c, 1] = off
+                cand[c, 2] = d
+                for j in range(d):
+                    cand_ev[off + j, 0] = nodes[path[d - 1 - j], A]
+                    cand_ev[off + j, 1] = nodes[path[d - 1 - j], B]
+                counts[2] = c + 1
+                counts[3] = off + d
+                continue
+            if meta[1] and covered(dead, meta, nodes[s_node, MINS], nodes[s_node, MAXS]):
+                continue
+            if least and nodes[s_node, MINS] > best:
+                continue
+            if whole >= 0 and (nodes[s_node, SUB + whole] < bounds[d - 1, whole]
+                               or nodes[s_node, SUB + whole] <= lo):
+                continue
+            if nodes[s_node, MINS] >= 0 and times[nodes[s_node, MINS]] > hi:
+                continue  # every start after hi (BOTTOM's -1 is no event)
+            if nodes[s_node, KIND] == UNION:
+                stack[top, 0] = nodes[s_node, B]
+                stack[top, 1] = d
+                stack[top + 1, 0] = nodes[s_node, A]
+                stack[top + 1, 1] = d
+                top += 2
+                continue
+            # an OUT node: the event before o on this path
+            e = transition_of[nodes[s_node, B], nodes[o, B]]
+            t_p = nodes[s_node, TIME]
+            ok = not (gap[e] >= 0 and t_o - t_p >= gap[e])
+            ok = ok and not (consume and consumed[nodes[s_node, A]])
             for s in range(k):
-                if in_scope[nodes[o, B], s] and t_o < bounds[d - 1, s]:
-                    ok = False
-            if ok:
-                cand, cand_ev = _add_candidate(nodes, path, d, cand, cand_ev, counts)
-            continue
-        if covered(dead, meta, nodes[s_node, MINS], nodes[s_node, MAXS]):
-            continue
-        if whole >= 0 and (nodes[s_node, SUB + whole] < bounds[d - 1, whole]
-                           or nodes[s_node, SUB + whole] <= lo):
-            continue
-        if nodes[s_node, MINS] >= 0 and times[nodes[s_node, MINS]] > hi:
-            continue  # every start after hi (BOTTOM's -1 is no event)
-        if nodes[s_node, KIND] == UNION:
-            stack = grow_rows(stack, top + 2)
-            stack[top, 0] = nodes[s_node, B]
-            stack[top, 1] = d
-            stack[top + 1, 0] = nodes[s_node, A]
-            stack[top + 1, 1] = d
-            top += 2
-            continue
-        # an OUT node: the event before o on this path
-        e = transition_of[nodes[s_node, B], nodes[o, B]]
-        t_p = nodes[s_node, TIME]
-        ok = not (gap[e] >= 0 and t_o - t_p >= gap[e])
-        ok = ok and not (consume and consumed[nodes[s_node, A]])
-        for s in range(k):
-            if step[e, s] == _INTERNAL:
-                bounds[d, s] = bounds[d - 1, s]
-                ok = ok and t_p >= bounds[d - 1, s]
-            else:
-                if step[e, s] == _ENTERS:
-                    ok = ok and t_o >= bounds[d - 1, s]
-                p_in = in_scope[nodes[s_node, B], s]
-                bounds[d, s] = t_p - duration[s] + 1 if p_in else NO_TIME
-        if not ok:
-            continue
-        path[d] = s_node
-        stack = grow_rows(stack, top + 1)
-        stack[top, 0] = nodes[s_node, C]
-        stack[top, 1] = d + 1
-        top += 1
-    return cand, cand_ev
-
-
-@numba.jit(**_JIT)
-def _add_candidate(nodes, path, d, cand, cand_ev, counts):
-    """The match path[d − 1], …, path[0] (first event to last) as a candidate."""
-    c = counts[2]
-    cand = grow_rows(cand, c + 1)
-    cand_ev = grow_rows(cand_ev, counts[3] + d)
-    cand[c, 0] = nodes[path[d - 1], A]
-    cand[c, 1] = counts[3]
-    cand[c, 2] = d
-    for j in range(d):
-        node = path[d - 1 - j]
-        cand_ev[counts[3] + j, 0] = nodes[node, A]
-        cand_ev[counts[3] + j, 1] = nodes[node, B]
-    counts[2] = c + 1
-    counts[3] += d
-    return cand, cand_ev
+                if step[e, s] == _INTERNAL:
+                    bounds[d, s] = bounds[d - 1, s]
+                    ok = ok and t_p >= bounds[d - 1, s]
+                else:
+                    if step[e, s] == _ENTERS:
+                        ok = ok and t_o >= bounds[d - 1, s]
+                    p_in = in_scope[nodes[s_node, B], s]
+                    bounds[d, s] = t_p - duration[s] + 1 if p_in else NO_TIME
+            if not ok:
+                continue
+            path[d] = s_node
+            stack[top, 0] = nodes[s_node, C]
+            stack[top, 1] = d + 1
+            top += 1
+    return True
 
 
 @numba.jit(**_JIT)
 def _before(cand, cand_ev, name_rank, x, y):
-    """Whether candidate x comes before y: events' numbers, then variables' names."""
+    """Whether candidate x comes before y: the event emitting it, its events' numbers,
+    then its variables' names."""
+    if cand[x, 0] != cand[y, 0]:
+        return cand[x, 0] < cand[y, 0]
     ox, lx, oy, ly = cand[x, 1], cand[x, 2], cand[y, 1], cand[y, 2]
     for j in range(min(lx, ly)):
         a, b = cand_ev[ox + j, 0], cand_ev[oy + j, 0]
@@ -630,8 +781,8 @@ def _order(cand, cand_ev, n, name_rank):
 
 
 @numba.jit(**_JIT)
-def _keep(cand, cand_ev, counts, emitted, name_rank, skip, skip_names, consume, consumed, dead,
-          meta, kept, kept_ev, started, limit):
+def _keep(cand, cand_ev, counts, name_rank, skip, skip_names, consume, consumed, dead, meta,
+          kept, kept_ev, started, limit):
     """Keep the candidates, in emission order, that no kept match discards; each kept
     match's discarded range is widened over the events around it that start no partial
     match (``started``, known up to event ``limit``), so that ranges meet."""
@@ -639,11 +790,13 @@ def _keep(cand, cand_ev, counts, emitted, name_rank, skip, skip_names, consume, 
     if n == 0:
         return dead, kept, kept_ev
     order = _order(cand, cand_ev, n, name_rank)
+    kept, kept_ev = _room(kept, kept_ev, counts, 0, n, counts[3])
+    dead = grow_rows(dead, meta[1] + n)  # a range per kept match at most
     for j in range(n):
         c = order[j]
         off, length = cand[c, 1], cand[c, 2]
         first, last = cand_ev[off, 0], cand_ev[off + length - 1, 0]
-        if covered(dead, meta, first, first):
+        if meta[1] and covered(dead, meta, first, first):
             continue
         if consume:
             used = False
@@ -653,22 +806,22 @@ def _keep(cand, cand_ev, counts, emitted, name_rank, skip, skip_names, consume, 
                 continue
             for x in range(length):
                 consumed[cand_ev[off + x, 0]] = True
-        kept, kept_ev = _append(kept, kept_ev, counts, 0, emitted, cand_ev, off, length)
+        _put(kept, kept_ev, counts, 0, cand[c, 0], cand_ev, off, length)
+        if skip == _NO_SKIP:
+            continue
         lo, hi = first, _discarded_to(skip, skip_names, cand_ev, off, length, first, last)
         if hi >= lo and started.shape[0]:
             while lo > 0 and not started[lo - 1] and not covered(dead, meta, lo - 1, lo - 1):
                 lo -= 1
             while hi < limit and not started[hi + 1]:
                 hi += 1
-        dead = add_dead(dead, meta, lo, hi)
+        merge_dead(dead, meta, lo, hi)
     return dead, kept, kept_ev
 
 
 @numba.jit(**_JIT)
 def _discarded_to(skip, skip_names, cand_ev, off, length, first, last):
     """The last start a kept match from ``first`` to ``last`` discards (< first: none)."""
-    if skip == _NO_SKIP:
-        return first - 1
     if skip == _PAST_LAST:
         return last
     if skip == _TO_FIRST:
@@ -683,12 +836,18 @@ def _discarded_to(skip, skip_names, cand_ev, off, length, first, last):
 
 
 @numba.jit(**_JIT)
-def _append(rows, ev, counts, slot, key, src, off, length):
+def _room(rows, ev, counts, slot, more_rows, more_ev):
+    """The buffer (rows, ev) whose counts of rows and events are counts[slot],
+    counts[slot + 1], grown to hold ``more_rows`` and ``more_ev`` more (:func:`_put`)."""
+    return (grow_rows(rows, counts[slot] + more_rows),
+            grow_rows(ev, counts[slot + 1] + more_ev))
+
+
+@numba.jit(**_JIT)
+def _put(rows, ev, counts, slot, key, src, off, length):
     """Append the match ``src[off:off + length]`` (events, positions) with ``key`` to the
-    buffer (rows, ev) whose counts of rows and events are counts[slot], counts[slot + 1]."""
+    buffer (rows, ev) of :func:`_room`, which has room for it."""
     r, e = counts[slot], counts[slot + 1]
-    rows = grow_rows(rows, r + 1)
-    ev = grow_rows(ev, e + length)
     rows[r, 0] = key
     rows[r, 1] = e
     rows[r, 2] = length
@@ -697,16 +856,16 @@ def _append(rows, ev, counts, slot, key, src, off, length):
         ev[e + x, 1] = src[off + x, 1]
     counts[slot] = r + 1
     counts[slot + 1] = e + length
-    return rows, ev
 
 
 @numba.jit(**_JIT)
 def _hold(cand, cand_ev, counts, held, held_ev, times, within):
     """Hold the candidates until time reaches their first event's + ``within``."""
+    held, held_ev = _room(held, held_ev, counts, 4, counts[2], counts[3])
     for c in range(counts[2]):
         off, length = cand[c, 1], cand[c, 2]
         deadline = times[cand_ev[off, 0]] + within
-        held, held_ev = _append(held, held_ev, counts, 4, deadline, cand_ev, off, length)
+        _put(held, held_ev, counts, 4, deadline, cand_ev, off, length)
     return held, held_ev
 
 
@@ -718,15 +877,15 @@ def _release(held, held_ev, counts, cand, cand_ev, t, i, sat, ending):
     for f in range(ending.shape[0]):
         killing = killing or (i < sat.shape[0] and sat[i, ending[f]])
     n = counts[4]
+    cand, cand_ev = _room(cand, cand_ev, counts, 2, n, counts[5])
     counts[4] = 0
     counts[5] = 0
     for j in range(n):
         off, length = held[j, 1], held[j, 2]
         if t == NO_TIME or held[j, 0] <= t:
-            first = held_ev[off, 0]
-            cand, cand_ev = _append(cand, cand_ev, counts, 2, first, held_ev, off, length)
+            _put(cand, cand_ev, counts, 2, i, held_ev, off, length)
         elif not killing:  # still waiting: moved to the front (never past what it reads)
-            held, held_ev = _append(held, held_ev, counts, 4, held[j, 0], held_ev, off, length)
+            _put(held, held_ev, counts, 4, held[j, 0], held_ev, off, length)
     return cand, cand_ev
 
 
