@@ -434,6 +434,7 @@ class Row:
     events: int
     python_events: int
     matches: int
+    matched_events: int
     kernel: float
     whole: float
     python: float
@@ -474,6 +475,7 @@ def measure(config: Config, codes: np.ndarray, tags: list[str], times: np.ndarra
 
     t_kernel, out = timed(args.repeat, lambda: run_matches(tables, sat, times))
     matches = len(out[0])  # type: ignore[index]
+    matched_events = len(out[2])  # type: ignore[index]
 
     def whole() -> int:
         m = qre(config.text)
@@ -490,8 +492,8 @@ def measure(config: Config, codes: np.ndarray, tags: list[str], times: np.ndarra
     if graph.matches != matches:
         raise SystemExit(f"MISMATCH {config.text}: the recorded kernel found {graph.matches} "
                          f"matches, run_matches {matches}")
-    return Row(config, n, n_py, matches, n / t_kernel, n / t_whole, n_py / t_python, live,
-               graph)
+    return Row(config, n, n_py, matches, matched_events, n / t_kernel, n / t_whole,
+               n_py / t_python, live, graph)
 
 
 def markdown(rows: list[Row]) -> str:
@@ -566,12 +568,14 @@ def notes(rows: list[Row]) -> list[str]:
         f"because the output itself (up to {densest.matches / densest.events:.1f} matches an "
         "event; under kleene with a long window matches of tens of events) becomes the "
         "kernel's main cost.",
-        "- *The whole path* (`run_timed`) adds the tags' conversion, the event order, the "
-        "`sat` matrix and, per match, two Python lists in the DataFrame (`rows`, `vars`): "
-        f"under 0.01 match an event it runs at {_span([r.whole for r in sparse])} ev/s, at 0.1 "
-        f"match an event or more at the NFA's speed (whole / NFA "
-        f"{_span([r.whole / r.python for r in busy], '.1f')}x), though the NFA only builds "
-        "tuples, not a frame.",
+        "- *The whole path* (`run_timed`: a list of str tags and the times in, a DataFrame "
+        "out) adds to the kernel the tags' conversion (a Python str an event), the order by "
+        "time, the `sat` matrix and, per match, two Python lists in the frame (`rows`, "
+        "`vars`), while the NFA starts from int codes and builds tuples: under 0.01 match an "
+        f"event it runs at {_span([r.whole for r in sparse])} ev/s "
+        f"({_span([1e9 / r.whole - 1e9 / r.kernel for r in sparse], '.0f')} ns an event "
+        "beside the kernel's), at 0.1 match an event or more at "
+        f"{_span([r.whole / r.python for r in busy], '.1f')}x the NFA.",
     ]
     pairs = [(_find(rows, "seq 3", 100, "any", "past_last"),
               _find(rows, "seq 3", 1000, "any", "past_last")),
@@ -604,6 +608,20 @@ def notes(rows: list[Row]) -> list[str]:
             "discarded path still in the window, and these two rows ran at 0.0–0.1x the "
             "NFA (seq 3 W=1000: 44,668 ev/s, 638 nodes visited an event; kleene W=100: "
             "4,129 ev/s, 5,721).")
+    below = [r for r in rows if r.kernel < 10 * r.python]
+    if below:
+        out.append(
+            "- *Below 10x*: " + "; ".join(
+                f"{label(r)} ({r.kernel / r.python:.1f}x): {r.matches / r.events:.1f} matches "
+                f"of {r.matched_events / max(r.matches, 1):.0f} events each per input event, "
+                f"{r.matched_events / r.events:,.0f} matched events written per input event, "
+                f"{1e9 / r.kernel / max(r.matched_events / r.events, 1):.0f} ns each"
+                for r in below)
+            + ". Where the output is that large, writing it (each matched event as an "
+            "(event, position) pair: to the candidates, to the kept matches, then to the "
+            "output arrays, in memory the run has to fault in) is the kernel's cost, as "
+            "building its tuples is the NFA's; a row whose twin (the same work under "
+            "another window) is above 10x is noise.")
     ratios = [r.graph.live_nodes / r.live_partial for r in many]
     first = all(r.graph.bytes == 1024 * (FIELDS + 1) * 8 for r in rows)
     out.append(

@@ -92,7 +92,7 @@ def grow_rows(a, need):
     size = a.shape[0] * 2
     while size < need:
         size *= 2
-    b = np.zeros((size,) + a.shape[1:], dtype=a.dtype)  # noqa: RUF005 (Numba: no star)
+    b = np.empty((size,) + a.shape[1:], dtype=a.dtype)  # noqa: RUF005 (Numba: no star)
     b[: a.shape[0]] = a
     return b
 

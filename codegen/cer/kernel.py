@@ -385,9 +385,16 @@ def _events(nodes, meta, dead, waiting, new, i, entry, cond, initial, initials, 
     while i < n:
         t = times[i]
         if entry == _FROM_START:
-            if (counts[4] > 0 and _due(held, counts[4], t, i, sat, ending)) or (
-                    timeouts and t > timed_until) or meta[0] + per_event > nodes.shape[0]:
+            if (timeouts and t > timed_until) or meta[0] + per_event > nodes.shape[0]:
                 return i, _FROM_START
+            if counts[4] > 0:  # a held match released or killed by event i
+                due = False
+                for f in range(ending.shape[0]):
+                    due = due or sat[i, ending[f]]
+                for j in range(counts[4]):
+                    due = due or held[j, 0] <= t
+                if due:
+                    return i, _FROM_START
             entry = _FROM_POSITIONS
         if entry == _FROM_POSITIONS:
             # no set waits and no initial position's condition holds: event i changes
@@ -494,17 +501,6 @@ def _completed(nodes, final, lo, hi):
             roots[m, 1] = x
             m += 1
     return roots[:m]
-
-
-@numba.jit(**_JIT)
-def _due(held, n, t, i, sat, ending):
-    """Whether event i (at time t) releases or kills one of the n held matches."""
-    due = False
-    for f in range(ending.shape[0]):
-        due = due or sat[i, ending[f]]
-    for j in range(n):
-        due = due or held[j, 0] <= t
-    return due
 
 
 @numba.jit(**_JIT)
