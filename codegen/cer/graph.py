@@ -86,10 +86,11 @@ def empty_graph(k: int, capacity: int = 1024) -> tuple[np.ndarray, np.ndarray, n
 
 @numba.jit(**_JIT)
 def grow_rows(a, need):
-    """``a`` with room for ``need`` rows (doubled, copied) or ``a`` itself."""
+    """``a`` with room for ``need`` rows (doubled, copied; the new rows unset: every
+    caller writes a row before it reads it) or ``a`` itself."""
     if need <= a.shape[0]:
         return a
-    size = a.shape[0] * 2
+    size = max(a.shape[0], 1) * 2
     while size < need:
         size *= 2
     b = np.empty((size,) + a.shape[1:], dtype=a.dtype)  # noqa: RUF005 (Numba: no star)
