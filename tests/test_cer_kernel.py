@@ -207,6 +207,34 @@ def test_skip_policies_on_one_word() -> None:
     assert [m.events for m in past_last] == [(0, 1, 2, 3)]
 
 
+@settings(max_examples=100)
+@given(st.integers(0, 2**32))
+def test_many_keys_in_one_call_equal_a_call_per_key(seed: int) -> None:
+    """``run_keys`` (every key in one compiled loop) gives each key's ``run_matches``
+    output, key after key, offsets running on across keys; keys that start nothing too."""
+    from codegen.cer.kernel import run_keys, run_matches
+
+    rng = random.Random(seed)
+    tables = _compiled(random_query(rng, timeouts=rng.random() < 0.5))
+    if tables is None:
+        return
+    words = [random_word(rng, rng.randint(1, 10)) for _ in range(rng.randint(0, 4))]
+    sat = np.concatenate([w for w, _ in words]) if words else np.zeros((0, 1), dtype=bool)
+    times = np.concatenate([t for _, t in words]) if words else np.zeros(0, dtype=np.int64)
+    bounds = np.cumsum([0] + [len(t) for _, t in words])
+    out, per_key = run_keys(tables, sat, times, bounds)
+    want = [run_matches(tables, w, t) for w, t in words]
+    assert per_key.tolist() == [[len(o[0]), len(o[4])] for o in want]
+    for x in range(9):
+        if x in (1, 5):  # offsets: each key's after the events of the keys before
+            ends = np.cumsum([0] + [len(o[x + 1]) for o in want])
+            expected = np.concatenate([[0]] + [o[x][1:] + e
+                                              for o, e in zip(want, ends[:-1], strict=True)])
+        else:
+            expected = np.concatenate([o[x] for o in want]) if want else np.zeros(0)
+        assert out[x].tolist() == expected.tolist(), (x, seed)
+
+
 def test_past_last_keeps_the_first_of_matches_with_one_start() -> None:
     """Under past_last the kernel enumerates only the matches with the least start (the
     first kept one discards the rest): among several with that start it keeps the first

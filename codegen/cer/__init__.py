@@ -6,7 +6,8 @@ Pipeline position: :class:`~dt.cer.pattern.MatchQuery` → its
 
 Takes a query and a key's events (``sat`` bool[n, C], ``times`` int64[n] in δ); returns
 its matches in emission order (:func:`.kernel.step_matches`: a part of its events, and
-the state the next part resumes from). Importing the package does not import Numba (only a run
+the state the next part resumes from; :func:`.kernel.run_keys`: many keys' complete
+inputs in one compiled loop). Importing the package does not import Numba (only a run
 does: :mod:`.kernel`). Costs: O(P + T) per event for P positions and T
 transitions, plus the matches' enumeration (:mod:`.kernel`).
 """

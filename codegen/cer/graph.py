@@ -72,7 +72,8 @@ NO_TIME = -(2**62)
 _JIT = {"nopython": True, "cache": True, "nogil": True}
 
 
-def empty_graph(k: int, capacity: int = 1024) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+@numba.jit(**_JIT)
+def empty_graph(k, capacity=1024):
     """(nodes, dead, meta) holding only ``BOTTOM``, for ``k`` scopes."""
     nodes = np.zeros((capacity, FIELDS + k), dtype=np.int64)
     # BOTTOM's matches start at the event above it, unknown here: its summaries never

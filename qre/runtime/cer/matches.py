@@ -31,7 +31,6 @@ import math
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
@@ -149,44 +148,53 @@ class Matcher:
         processing order), as the frame of the module docstring."""
         if per not in ("match", "event"):
             raise ValueError(f"per must be 'match' or 'event', got {per!r}")
-        from codegen.cer.kernel import run_matches  # Numba: imported when a run needs it
+        from codegen.cer.kernel import run_keys  # Numba: imported when a run needs it
 
         tables = self.tables(delta_ns)
-        width = len(self.alphabet)
-        bounds = np.flatnonzero(np.diff(key, prepend=-1, append=-1)) if len(key) else [0]
-        found: list[_Found] = []
-        for lo, hi in pairwise(bounds):
-            rows = order[lo:hi]
-            sat = conditions(codes[rows], width)
-            offsets, events, positions, timed_out, stamps = _merged(
-                run_matches(tables, sat, time[lo:hi]), bool(len(tables.ending)))
-            found.append((int(key[lo]), offsets, rows[events], time[lo:hi][events], positions,
-                          timed_out, stamps))
-        return _frame(found, tables, key_values, keyed, scale, per)
+        bounds = np.flatnonzero(np.diff(key, prepend=-1, append=-1)) if len(key) else \
+            np.zeros(1, dtype=np.int64)
+        out, per_key = run_keys(tables, conditions(codes[order], len(self.alphabet)), time,
+                                bounds)
+        # each match's key (as a number of the grouped input), its events as positions in it
+        groups = np.arange(len(bounds) - 1)
+        keys, t_keys = np.repeat(groups, per_key[:, 0]), np.repeat(groups, per_key[:, 1])
+        first = bounds[:-1]
+        out = (out[0], out[1], out[2] + np.repeat(first[keys], np.diff(out[1])), out[3],
+               out[4], out[5], out[6] + np.repeat(first[t_keys], np.diff(out[5])), *out[7:])
+        key_of, offsets, events, positions, timed_out, stamps = _merged(
+            out, bool(len(tables.ending)), keys, t_keys)
+        return _frame([(key[first[key_of]], offsets, order[events], time[events], positions,
+                        timed_out, stamps)], tables, key_values, keyed, scale, per)
 
 
-_Found = tuple[int, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
-"""Per key: its id, the matches' offsets into the next three (per event: input rows,
-times, positions), whether each match is a timed-out partial match, and when it timed
-out (0 for a match)."""
+_Found = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
+               np.ndarray]
+"""Matches: each one's key id, their offsets into the next three (per event: input rows,
+times, positions), whether each is a timed-out partial match, and when it timed out (0
+for a match)."""
 
 
-def _merged(out: tuple[np.ndarray, ...], ending: bool
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """The kernel's matches and timed-out partial matches of one key in one emission
-    order: at one event, matches released by time, then timeouts, then the matches the
-    event completes (``dt.cer.pattern``); and when each timed out (0 for a match)."""
+def _merged(out: tuple[np.ndarray, ...], ending: bool, keys: np.ndarray, t_keys: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The kernel's matches and timed-out partial matches (``keys``, ``t_keys``: each
+    one's key, key after key) in each key's emission order: at one event, matches
+    released by time, then timeouts, then the matches the event completes
+    (``dt.cer.pattern``); as each one's key, their offsets, events, positions, whether
+    each timed out and when (0 for a match)."""
     (emitted, offsets, events, positions, t_emitted, t_offsets, t_events, t_positions,
      t_stamps) = out
     if len(t_emitted) == 0:
         none = np.zeros(len(emitted), dtype=np.int64)
-        return offsets, events, positions, none.astype(np.bool_), none
+        return keys, offsets, events, positions, none.astype(np.bool_), none
     phase = np.concatenate([np.full(len(emitted), 0 if ending else 2), np.ones(len(t_emitted))])
-    order = np.lexsort((phase, np.concatenate([emitted, t_emitted])))
-    lengths = np.concatenate([np.diff(offsets), np.diff(t_offsets)])
-    starts = np.concatenate([offsets[:-1], len(events) + t_offsets[:-1]])
-    picked = np.concatenate([np.arange(starts[j], starts[j] + lengths[j]) for j in order])
-    return (np.concatenate([[0], np.cumsum(lengths[order])]),
+    order = np.lexsort((phase, np.concatenate([emitted, t_emitted]),
+                        np.concatenate([keys, t_keys])))
+    lengths = np.concatenate([np.diff(offsets), np.diff(t_offsets)])[order]
+    starts = np.concatenate([offsets[:-1], len(events) + t_offsets[:-1]])[order]
+    bounds = np.concatenate([[0], np.cumsum(lengths)])
+    # each match's events, in the new order: its start plus 0, 1, … (no loop per match)
+    picked = np.repeat(starts - bounds[:-1], lengths) + np.arange(bounds[-1])
+    return (np.concatenate([keys, t_keys])[order], bounds,
             np.concatenate([events, t_events])[picked],
             np.concatenate([positions, t_positions])[picked], order >= len(emitted),
             np.concatenate([np.zeros(len(emitted), dtype=np.int64), t_stamps])[order])
@@ -274,10 +282,8 @@ def _frame(found: list[_Found], tables: MatchTables, key_values: np.ndarray, key
            scale: TimeScale | None, per: str) -> pd.DataFrame:
     """The output rows of the matches found per key (module docstring)."""
     names = np.array(tables.position_names, dtype=object)
-    counts = [len(offsets) - 1 for _, offsets, *_ in found]
-    match_ids = np.arange(sum(counts), dtype=np.int64)
-    keys = np.repeat([k for k, *_ in found], counts).astype(np.int64) if found else \
-        np.zeros(0, dtype=np.int64)
+    keys = _cat([f[0] for f in found])
+    match_ids = np.arange(len(keys), dtype=np.int64)
     frame: dict[str, Any] = {}
     if per == "event":
         lengths = np.concatenate([np.diff(o) for _, o, *_ in found]) if found else \

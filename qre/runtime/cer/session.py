@@ -166,10 +166,11 @@ class MatchSession:
             all_times = np.concatenate([key.kernel.times, time])
             all_values = (key.values if measured is None else
                           np.concatenate([key.values, measured[rows]]))
-            offsets, events, positions, timed_out, stamps = _merged(out,
-                                                                    bool(len(tables.ending)))
+            ids, t_ids = np.full(len(out[0]), k), np.full(len(out[4]), k)
+            ids, offsets, events, positions, timed_out, stamps = _merged(
+                out, bool(len(tables.ending)), ids, t_ids)
             local = events - key.kernel.first
-            found.append((k, offsets, pooled + local, all_times[local], positions, timed_out,
+            found.append((ids, offsets, pooled + local, all_times[local], positions, timed_out,
                           stamps))
             pool_rows.append(all_rows)
             pool_values.append(all_values)
