@@ -148,23 +148,43 @@ class Matcher:
         processing order), as the frame of the module docstring."""
         if per not in ("match", "event"):
             raise ValueError(f"per must be 'match' or 'event', got {per!r}")
-        from codegen.cer.kernel import run_keys  # Numba: imported when a run needs it
-
         tables = self.tables(delta_ns)
         bounds = np.flatnonzero(np.diff(key, prepend=-1, append=-1)) if len(key) else \
             np.zeros(1, dtype=np.int64)
-        out, per_key = run_keys(tables, conditions(codes[order], len(self.alphabet)), time,
-                                bounds)
-        # each match's key (as a number of the grouped input), its events as positions in it
+        # keys in chunks of about _CHUNK events, so that the kernel's input (the sat
+        # matrix) stays bounded whatever the number of events
+        found: list[_Found] = []
+        g = 0
+        while g < len(bounds) - 1:
+            end = max(g + 1, int(np.searchsorted(bounds, bounds[g] + _CHUNK, "right")) - 1)
+            found.append(self._keys(tables, order, key, time, codes, bounds[g:end + 1]))
+            g = end
+        return _frame(found, tables, key_values, keyed, scale, per)
+
+    def _keys(self, tables: MatchTables, order: np.ndarray, key: np.ndarray,
+              time: np.ndarray, codes: np.ndarray, bounds: np.ndarray) -> _Found:
+        """The matches of the keys whose rows (of ``order``) are ``bounds[j]:bounds[j + 1]``,
+        through the kernel in one call (:func:`codegen.cer.kernel.run_keys`)."""
+        from codegen.cer.kernel import run_keys  # Numba: imported when a run needs it
+
+        lo, hi = bounds[0], bounds[-1]
+        rows = order[lo:hi]
+        out, per_key = run_keys(tables, conditions(codes[rows], len(self.alphabet)),
+                                time[lo:hi], bounds - lo)
+        # each match's key (a number of the chunk's), its events as positions in the chunk
         groups = np.arange(len(bounds) - 1)
         keys, t_keys = np.repeat(groups, per_key[:, 0]), np.repeat(groups, per_key[:, 1])
-        first = bounds[:-1]
+        first = bounds[:-1] - lo
         out = (out[0], out[1], out[2] + np.repeat(first[keys], np.diff(out[1])), out[3],
                out[4], out[5], out[6] + np.repeat(first[t_keys], np.diff(out[5])), *out[7:])
         key_of, offsets, events, positions, timed_out, stamps = _merged(
             out, bool(len(tables.ending)), keys, t_keys)
-        return _frame([(key[first[key_of]], offsets, order[events], time[events], positions,
-                        timed_out, stamps)], tables, key_values, keyed, scale, per)
+        return (key[lo + first[key_of]], offsets, rows[events], time[lo:hi][events], positions,
+                timed_out, stamps)
+
+
+_CHUNK = 1 << 20
+"""Events per call of the match kernel over many keys (a key's own are never split)."""
 
 
 _Found = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray,
