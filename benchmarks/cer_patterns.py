@@ -57,6 +57,11 @@ Measured per configuration, medians of ``--repeat`` timed runs, in events/s:
   node array is replaced by each compaction, so the caller's ``nodes`` after
   :func:`codegen.cer.kernel._run` is the first array, not the last: hence the copy.)
 
+Then **many keys** (:func:`keyed`): one query over the same events spread uniformly over
+1 to 50,000 keys, the whole path with ``keys`` (one compiled loop over the keys:
+:func:`codegen.cer.kernel.run_keys`) against the Python NFA run per key, its events
+grouped by key beforehand (untimed); the rows checked equal.
+
 Checked before anything is timed, for every configuration: the Python NFA's matches
 equal the kernel's (:func:`codegen.cer.find_matches`) and the whole path's rows and
 variables, exactly and in emission order, on the first ``--check-events`` events;
