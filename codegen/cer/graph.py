@@ -52,7 +52,6 @@ __all__ = [
     "A",
     "B",
     "C",
-    "add_dead",
     "compact",
     "covered",
     "empty_graph",
@@ -157,14 +156,6 @@ def covered(dead, meta, lo, hi):
         return False
     i = _find(dead, n, lo)
     return i >= 0 and dead[i, 1] >= hi
-
-
-@numba.jit(**_JIT)
-def add_dead(dead, meta, lo, hi):
-    """``dead`` with lo..hi discarded too (:func:`merge_dead`), grown if full."""
-    dead = grow_rows(dead, meta[1] + 1)
-    merge_dead(dead, meta, lo, hi)
-    return dead
 
 
 @numba.jit(**_JIT)

@@ -408,22 +408,12 @@ def _run_keys(cond, initial, final, in_scope, name_rank, in_ptr, src, dst, mode,
             # an offsets array continues the previous key's: its leading 0 dropped, the
             # events before added
             a = out[x][1:] + filled[x + 1] if x == 1 or x == 5 else out[x]
-            parts[x] = _grow(parts[x], filled[x] + a.shape[0])
+            parts[x] = grow_rows(parts[x], filled[x] + a.shape[0])
             parts[x][filled[x]:filled[x] + a.shape[0]] = a
             filled[x] += a.shape[0]
     return (parts[0][:filled[0]], _offsets(parts[1], filled[1]), parts[2][:filled[2]],
             parts[3][:filled[3]], parts[4][:filled[4]], _offsets(parts[5], filled[5]),
             parts[6][:filled[6]], parts[7][:filled[7]], parts[8][:filled[8]]), per_key
-
-
-@numba.jit(**_JIT)
-def _grow(a, need):
-    """A 1-d ``a`` with room for ``need`` entries (doubled, copied) or ``a`` itself."""
-    if need <= a.shape[0]:
-        return a
-    b = np.empty(max(need, 2 * a.shape[0]), dtype=a.dtype)
-    b[:a.shape[0]] = a
-    return b
 
 
 @numba.jit(**_JIT)
