@@ -60,11 +60,11 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..language.clock import UNIT_NS, format_duration
+from ..language.clock import UNIT_NS, duration_ns, format_duration
 from . import columns
 
-__all__ = ["MICROSECONDS", "TimeError", "TimeScale", "event_times", "int64_times",
-           "time_series"]
+__all__ = ["MICROSECONDS", "TimeError", "TimeScale", "duration_count", "event_times",
+           "int64_times", "time_series"]
 
 _MICRO = "us"
 _LIMIT = 2**62
@@ -148,6 +148,24 @@ class TimeScale:
             raise ValueError(f"{what} {value!r} is out of range (times lie within 2**62 δ "
                              f"of the epoch)")
         return int(count) if isinstance(count, int) else math.floor(count)
+
+
+def duration_count(value: float | str, scale: TimeScale, time_unit: str, what: str, *,
+                   zero: bool = False) -> int:
+    """A duration in whole δ: text (``"30s"``) or a number of ``time_unit``; positive
+    (or zero, with ``zero``), else a ValueError naming ``what``."""
+    if isinstance(value, str):
+        number = value[:len(value) - len(value.lstrip("0123456789."))]
+        ns = duration_ns(number, value[len(number):])
+    elif isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
+        ns = round(float(value) * UNIT_NS[time_unit])
+    else:
+        raise ValueError(f"{what} is a duration (a number of {time_unit} or text like '30s'), "
+                         f"not {value!r}")
+    if ns < 0 or (ns == 0 and not zero):
+        raise ValueError(f"{what} is a {'non-negative' if zero else 'positive'} duration, "
+                         f"not {value!r}")
+    return scale.whole(ns, what)
 
 
 class TimeError(ValueError):

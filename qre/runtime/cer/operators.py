@@ -42,9 +42,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...language.clock import UNIT_NS, duration_ns
+from ...language.clock import UNIT_NS
 from ...language.match_query import has_ending
-from ..times import TimeScale, event_times
+from ..times import TimeScale, duration_count, event_times
 from .matches import Matcher, conditions
 
 __all__ = ["rule_based_cer", "sort_and_preprocess", "time_based_cer"]
@@ -85,9 +85,9 @@ def time_based_cer(frame: pd.DataFrame, f_c: Callable[[Any, Row], tuple[Any, Out
     tuple is in about two windows. A Matcher reads the ``tag`` column and its values, and its
     instances carry ``rows`` (input rows) and ``vars``."""
     clock, scale = _times(frame, time, time_unit)
-    dc = _duration(d_c, scale, time_unit, "d_c")
-    ws = 2 * dc if size is None else _duration(size, scale, time_unit, "size")
-    wa = max(ws - dc, 1) if slide is None else _duration(slide, scale, time_unit, "slide")
+    dc = duration_count(d_c, scale, time_unit, "d_c")
+    ws = 2 * dc if size is None else duration_count(size, scale, time_unit, "size")
+    wa = max(ws - dc, 1) if slide is None else duration_count(slide, scale, time_unit, "slide")
     if ws < dc:
         raise ValueError(f"T-CER needs size ≥ d_c (WS ≥ D_C): size is {ws} δ, d_c {dc} δ")
     if wa > ws - dc + 1:
@@ -222,22 +222,6 @@ def _runs(ids: np.ndarray, clock: np.ndarray) -> list[tuple[int, int]]:
     change = np.flatnonzero((np.diff(ids) != 0) | (np.diff(clock) != 0)) + 1
     bounds = [0, *change.tolist(), len(ids)] if len(ids) else []
     return list(pairwise(bounds))
-
-
-def _duration(value: float | str, scale: TimeScale, time_unit: str, what: str) -> int:
-    """A duration in whole δ: text (``"30s"``) or a number of ``time_unit``."""
-    if isinstance(value, str):
-        number, unit = value[:len(value) - len(value.lstrip("0123456789."))], \
-            value.lstrip("0123456789.")
-        ns = duration_ns(number, unit)
-    elif isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool):
-        ns = round(float(value) * UNIT_NS[time_unit])
-    else:
-        raise ValueError(f"{what} is a duration (a number of {time_unit} or text like '30s'), "
-                         f"not {value!r}")
-    if ns <= 0:
-        raise ValueError(f"{what} is a positive duration, not {value!r}")
-    return scale.whole(ns, what)
 
 
 def _outputs(produced: Outputs, what: str) -> list[Row]:
