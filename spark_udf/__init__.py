@@ -40,6 +40,11 @@ times are ordered by :mod:`qre.runtime.order`'s rule, as everywhere.
 * :func:`spark_udf.dgs.run_plan` (:mod:`~spark_udf.dgs`) — a DGS synchronization
   plan (seed 003 §4) over a DataFrame at rest: leaves as barrier tasks, inner workers
   in the driver.
+* :func:`spark_udf.dataflow.to_spark` (:mod:`~spark_udf.dataflow`) — seed 000's
+  operators over Spark DataFrames at rest (``Stream.to_spark`` of a
+  :class:`qre.runtime.dataflow.Flow` whose sources are Spark DataFrames): Aggregates as
+  ``applyInPandas`` per window instance, Spark's own map, filter and join, X's loop
+  run by the driver.
 * :mod:`~spark_udf.plan` — what travels from the driver to the workers.
 
 Costs: batch, one shuffle by key, then a sort and O(DT size) per event in the

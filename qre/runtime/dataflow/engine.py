@@ -26,6 +26,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import numpy as np
+
 __all__ = ["MIN_TIME", "Egress", "Fragment", "Ingress", "Node", "Scheduler", "run",
            "watermarks_for"]
 
@@ -96,16 +98,18 @@ class Egress(Node):
 def watermarks_for(times: Sequence[int], *, delay: int, every: int) -> list[tuple[int, int]]:
     """Bounded out-of-orderness (Flink's ``forBoundedOutOfOrderness``, Spark's
     ``withWatermark``): after every ``every`` tuples, W = the greatest τ so far − delay
-    when that grew. Returns (position, W): W comes after the first ``position`` tuples."""
-    out: list[tuple[int, int]] = []
-    top = MIN_TIME
-    last = MIN_TIME
-    for i, tau in enumerate(times, 1):
-        top = max(top, tau)
-        if i % every == 0 and top - delay > last:
-            last = top - delay
-            out.append((i, last))
-    return out
+    when that grew. Returns (position, W): W comes after the first ``position`` tuples.
+
+    >>> watermarks_for([3, 1, 5, 4, 9], delay=1, every=2)
+    [(2, 2), (4, 4)]
+    """
+    clock = np.asarray(times, dtype=np.int64)
+    at = np.arange(every, len(clock) + 1, every)
+    if not len(at):
+        return []
+    marks = np.maximum.accumulate(clock)[at - 1] - delay
+    grew = np.concatenate(([True], marks[1:] > marks[:-1]))
+    return list(zip(at[grew].tolist(), marks[grew].tolist(), strict=True))
 
 
 class Ingress(Node):

@@ -69,35 +69,50 @@ class Flow:
         watermarks by bounded out-of-orderness (Flink's ``forBoundedOutOfOrderness``,
         Spark's ``withWatermark``): after every ``every`` rows, the greatest time so far
         less ``delay``. A row whose time is below the watermark before it is late."""
-        if not isinstance(frame, pd.DataFrame):
-            raise TypeError(f"a source is a pandas DataFrame, not {type(frame).__name__}")
+        spark = not isinstance(frame, pd.DataFrame)
+        if spark and type(frame).__name__ != "DataFrame":
+            raise TypeError(f"a source is a pandas or Spark DataFrame, not {type(frame).__name__}")
         if time not in frame.columns:
-            raise ValueError(f"no time column {time!r} (columns: {', '.join(map(str, frame))})")
+            raise ValueError(f"no time column {time!r} (columns: "
+                             f"{', '.join(map(str, frame.columns))})")
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every is a whole number of rows ≥ 1, not {every!r}")
+        if spark:
+            return self._spark_source(frame, time)
         clock, scale = event_times(frame[time], self.time_unit)
-        if self.scale is not None and scale != self.scale:
-            raise ValueError(f"every source's times have one type: {time!r} is "
-                             f"{scale.kind}, an earlier source's {self.scale.kind}")
-        self.scale = scale
+        self._adopt(scale, time)
         lag = duration_count(delay, scale, self.time_unit, "delay", zero=True)
         columns = tuple(str(c) for c in frame.columns if c != time)
         values = frame[[c for c in frame.columns if c != time]]
         times = clock.tolist()
         tuples = [(tau, *row) for tau, row in
                   zip(times, values.itertuples(index=False, name=None), strict=True)]
-        marks = dict(watermarks_for(times, delay=lag, every=every))
+        marks = watermarks_for(times, delay=lag, every=every)
         items: list[tuple[str, Any]] = []
-        late, w = 0, None
-        for i, t in enumerate(tuples, 1):
-            items.append(("t", t))
-            if w is not None and t[0] < w:
-                late = max(late, w - t[0])
-            if i in marks:
-                w = marks[i]
-                items.append(("w", w))
+        done = 0
+        for position, w in marks:
+            items.extend(("t", t) for t in tuples[done:position])
+            items.append(("w", w))
+            done = position
+        items.extend(("t", t) for t in tuples[done:])
+        late = _latest_lateness(clock, marks)
         return Stream(self, "source", (), {"items": items, "last": max(times, default=0)},
                       columns, horizon=0, lateness=late)
+
+    def _spark_source(self, frame: Any, time: str) -> Stream:
+        """A Spark DataFrame at rest: complete input, so no watermarks and no late row
+        (its rows run in Spark, :func:`spark_udf.dataflow.to_spark`)."""
+        _, scale = event_times(frame.select(time).limit(0).toPandas()[time], self.time_unit)
+        self._adopt(scale, time)
+        columns = tuple(c for c in frame.columns if c != time)
+        return Stream(self, "source", (), {"spark": frame, "time": time}, columns, horizon=0,
+                      lateness=0)
+
+    def _adopt(self, scale: TimeScale, time: str) -> None:
+        if self.scale is not None and scale != self.scale:
+            raise ValueError(f"every source's times have one type: {time!r} is "
+                             f"{scale.kind}, an earlier source's {self.scale.kind}")
+        self.scale = scale
 
     def duration(self, value: float | str, what: str, *, zero: bool = False) -> int:
         if self.scale is None:
@@ -183,7 +198,8 @@ class Stream:
         """J(Γ(advance, size, self, key, L), Γ(advance, size, other, other_key, L), on):
         each pair of tuples in aligned windows with equal keys for which ``on(t1, t2)``
         holds, once, as ``(γ.l + size − δ, t1, t2)``; its frame flattens t1 and t2 into
-        ``left_time``, this stream's columns, ``right_time``, the other's."""
+        ``left_time``, this stream's columns, ``right_time``, the other's (times in the
+        sources' type)."""
         self._check(via)
         if other.flow is not self.flow:
             raise ValueError("a join's two streams are of one flow")
@@ -226,6 +242,9 @@ class Stream:
         the watermark ``until`` (a time like the sources'; default: the last time plus
         the longest wait of the windows on the way, so every window closes)."""
         sources = _sources(self)
+        if any("spark" in s.options for s in sources):
+            raise ValueError("this stream reads Spark DataFrames: to_spark(schema) returns "
+                             "its DataFrame")
         if until is None:
             end = max(s.options["last"] for s in sources) + 1 + self.horizon
         else:
@@ -238,6 +257,15 @@ class Stream:
                   seed=self.flow.seed).run()
         return self._frame(egress.tuples)
 
+    def to_spark(self, schema: str, *, until: float | str | None = None) -> Any:
+        """The stream as a Spark DataFrame (lazy; its sources are Spark DataFrames):
+        ``time`` and the columns of the DDL ``schema`` (``"user string, n long"``).
+        Batch: every window closes once, on time (:mod:`spark_udf.dataflow`)."""
+        from spark_udf.dataflow import to_spark
+
+        end = None if until is None else self.flow.scale.point(until, "until")
+        return to_spark(self, schema, end)
+
     def _frame(self, tuples: list[Tuple]) -> pd.DataFrame:
         if self.kind == "join":
             tuples = [(t[0], *t[1], *t[2]) for t in tuples]
@@ -247,11 +275,23 @@ class Stream:
                 raise ValueError(f"an output {t!r} has {len(t) - 1} values, the stream's "
                                  f"columns {list(self.columns)} {width - 1}: name them with "
                                  f"columns=")
-        times = np.array([t[0] for t in tuples], dtype=np.int64)
-        data = {"time": self.flow.scale.stamps(times)}
-        for i, name in enumerate(self.columns, 1):
+        data = {}
+        for i, name in enumerate(("time", *self.columns)):
             data[name] = [t[i] for t in tuples]
+        for name in ("time", "left_time", "right_time") if self.kind == "join" else ("time",):
+            data[name] = self.flow.scale.stamps(np.array(data[name], dtype=np.int64))
         return pd.DataFrame(data, columns=["time", *self.columns])
+
+
+def _latest_lateness(clock: np.ndarray, marks: list[tuple[int, int]]) -> int:
+    """How far below the watermark before it the latest row is (0: none is late)."""
+    if not marks:
+        return 0
+    at = np.array([p for p, _ in marks])
+    w = np.array([m for _, m in marks])
+    before = np.searchsorted(at, np.arange(len(clock)), side="right") - 1
+    seen = before >= 0
+    return int(max(0, (w[before[seen]] - clock[seen]).max(initial=0)))
 
 
 def _pair_names(left: Sequence[str], right: Sequence[str]) -> tuple[str, ...]:

@@ -43,72 +43,63 @@ from .aggregate import Aggregate, Window, whole_tuple
 from .engine import Fragment, Tuple
 from .gates import StateLoopIn, SuccessorsIn, SuccessorsOut
 
-__all__ = ["embed_join", "embed_map", "unbounded", "unfold"]
+__all__ = ["embed_join", "embed_map", "join_key", "join_pairs", "join_side", "map_outputs",
+           "nothing", "unbounded", "unfold", "unfold_next", "unfold_output"]
 
 
-def _delta(key: Callable[[Tuple], Hashable] = whole_tuple, lateness: int = 0) -> Window:
-    return Window(1, 1, key, lateness)
+# The listings' functions (f_O, f_K), engine-independent: spark_udf.dataflow runs the same.
 
-
-def embed_map(name: str, f_m: Callable[[Tuple], Iterable[Tuple]], *, lateness: int = 0,
-              plus: bool = False) -> Fragment:
-    """E_M (Listing 1), or Map itself through A⁺ with ``plus``."""
+def map_outputs(f_m: Callable[[Tuple], Iterable[Tuple]], plus: bool) -> Callable[[Gamma], Any]:
+    """E_M's f_O (Listing 1): ``(T, −1)`` with f_M's outputs for γ's tuples (None if
+    there are none) — with ``plus`` the outputs themselves (Map through A⁺)."""
     if plus:
         def f_o(gamma: Gamma) -> list[Tuple]:
             return [p for t in gamma.tuples for p in f_m(t)]
-    else:
-        def f_o(gamma: Gamma) -> tuple[Any, ...] | None:
-            made = tuple(p for t in gamma.tuples for p in f_m(t))
-            return (made, -1) if made else None
-    node = Aggregate(name, _delta(lateness=lateness), f_o, plus=plus, refinement="discarding")
-    return Fragment([node], [[(node, 0)]], node, {name: node})
-
-
-def unfold(name: str, *, lateness: int = 0) -> Fragment:
-    """X (Listing 3) with its watermark gates. A1's allowed lateness L' is δ (enough
-    with the gate of :class:`~.gates.SuccessorsIn`; Theorem 3 asks L' ≥ d) plus
-    ``lateness``, when E's tuples may be late by that much; A2's is ``lateness``."""
-
-    def looped(gamma: Gamma) -> tuple[Any, ...] | None:  # A1, Listing 3 lines 1–9
-        t = gamma.tuples[0]
-        if t[2] == -1:
-            return tuple(p for u in gamma.tuples for p in u[1]), 0
-        if t[2] < len(t[1]) - 1:
-            return t[1], t[2] + 1
-        return None
-
-    def unwrapped(gamma: Gamma) -> Tuple:  # A2, lines 10–12
-        t = gamma.tuples[0]
-        return t[1][t[2]]
-
-    gate_in = SuccessorsIn(f"{name}.C2", lateness=1 + lateness)
-    a1 = Aggregate(f"{name}.A1", _delta(lateness=1 + lateness), looped,
-                   refinement="discarding")
-    gate_out = SuccessorsOut(f"{name}.C3")
-    a2 = Aggregate(f"{name}.A2", _delta(lateness=lateness), unwrapped, refinement="discarding")
-    gate_in.to(a1)
-    a1.to(gate_in, 1, loop=True)
-    a1.to(gate_out).to(a2)
-    nodes = [gate_in, a1, gate_out, a2]
-    return Fragment(nodes, [[(gate_in, 0)]], a2, {n.name: n for n in nodes})
-
-
-def embed_join(name: str, advance: int, size: int, f_k1: Callable[[Tuple], Hashable],
-               f_k2: Callable[[Tuple], Hashable], f_p: Callable[[Tuple, Tuple], bool], *,
-               plus: bool = False) -> Fragment:
-    """E_J (Listing 2), or Join itself through A⁺ with ``plus``. A1 and A2 keep
-    their δ-windows open for WS − δ: a tuple late for its δ-window may still fall in an
-    aligned window A3 has not fired (Join's own lateness rule)."""
-
-    def side(first: bool) -> Callable[[Gamma], tuple[Any, ...]]:
-        def f_o(gamma: Gamma) -> tuple[Any, ...]:  # lines 1–8
-            return (gamma.tuples, ()) if first else ((), gamma.tuples)
         return f_o
 
-    def f_k(t: Tuple) -> Hashable:  # lines 9–11
-        return f_k1(t[1][0]) if not t[2] else f_k2(t[2][0])
+    def f_o(gamma: Gamma) -> tuple[Any, ...] | None:
+        made = tuple(p for t in gamma.tuples for p in f_m(t))
+        return (made, -1) if made else None
+    return f_o
 
-    def pairs(gamma: Gamma) -> list[tuple[Tuple, Tuple]]:  # lines 12–19
+
+def unfold_next(gamma: Gamma) -> tuple[Any, ...] | None:
+    """X's A1 (Listing 3, lines 1–9): E's ``(T, −1)`` tuples of γ become ``(T, 0)``;
+    ``(T, i)`` becomes ``(T, i + 1)`` while an element is left."""
+    t = gamma.tuples[0]
+    if t[2] == -1:
+        return tuple(p for u in gamma.tuples for p in u[1]), 0
+    if t[2] < len(t[1]) - 1:
+        return t[1], t[2] + 1
+    return None
+
+
+def unfold_output(gamma: Gamma) -> Tuple:
+    """X's A2 (lines 10–12): element t[2] of t[1], for γ's first tuple."""
+    t = gamma.tuples[0]
+    return t[1][t[2]]
+
+
+def join_side(first: bool) -> Callable[[Gamma], tuple[Any, ...]]:
+    """E_J's A1 (``first``) or A2 (Listing 2, lines 1–8): γ's tuples as ``(T, ())`` or
+    ``((), T)``."""
+    def f_o(gamma: Gamma) -> tuple[Any, ...]:
+        return (gamma.tuples, ()) if first else ((), gamma.tuples)
+    return f_o
+
+
+def join_key(f_k1: Callable[[Tuple], Hashable],
+             f_k2: Callable[[Tuple], Hashable]) -> Callable[[Tuple], Hashable]:
+    """E_J's A3 key-by (lines 9–11): the original side's key of a wrapped tuple."""
+    def f_k(t: Tuple) -> Hashable:
+        return f_k1(t[1][0]) if not t[2] else f_k2(t[2][0])
+    return f_k
+
+
+def join_pairs(f_p: Callable[[Tuple, Tuple], bool], plus: bool) -> Callable[[Gamma], Any]:
+    """E_J's A3 f_O (lines 12–21): the matching pairs of γ's two sides, as ``(T, −1)``
+    (None if none) — with ``plus`` the pairs themselves (Join through A⁺)."""
+    def pairs(gamma: Gamma) -> list[tuple[Tuple, Tuple]]:
         win1: list[Tuple] = []
         win2: list[Tuple] = []
         found: list[tuple[Tuple, Tuple]] = []
@@ -124,27 +115,68 @@ def embed_join(name: str, advance: int, size: int, f_k1: Callable[[Tuple], Hasha
         return found
 
     if plus:
-        f_o: Callable[[Gamma], Any] = pairs
-    else:
-        def f_o(gamma: Gamma) -> tuple[Any, ...] | None:  # lines 20–21
-            found = tuple(pairs(gamma))
-            return (found, -1) if found else None
+        return pairs
 
-    def nothing(gamma: Gamma) -> None:
-        return None
+    def f_o(gamma: Gamma) -> tuple[Any, ...] | None:
+        found = tuple(pairs(gamma))
+        return (found, -1) if found else None
+    return f_o
+
+
+def nothing(gamma: Gamma) -> None:
+    """An f_O that outputs nothing: the A passes its input's watermarks only."""
+    return None
+
+
+def _delta(key: Callable[[Tuple], Hashable] = whole_tuple, lateness: int = 0) -> Window:
+    return Window(1, 1, key, lateness)
+
+
+def embed_map(name: str, f_m: Callable[[Tuple], Iterable[Tuple]], *, lateness: int = 0,
+              plus: bool = False) -> Fragment:
+    """E_M (Listing 1), or Map itself through A⁺ with ``plus``."""
+    node = Aggregate(name, _delta(lateness=lateness), map_outputs(f_m, plus), plus=plus,
+                     refinement="discarding")
+    return Fragment([node], [[(node, 0)]], node, {name: node})
+
+
+def unfold(name: str, *, lateness: int = 0) -> Fragment:
+    """X (Listing 3) with its watermark gates. A1's allowed lateness L' is δ (enough
+    with the gate of :class:`~.gates.SuccessorsIn`; Theorem 3 asks L' ≥ d) plus
+    ``lateness``, when E's tuples may be late by that much; A2's is ``lateness``."""
+    gate_in = SuccessorsIn(f"{name}.C2", lateness=1 + lateness)
+    a1 = Aggregate(f"{name}.A1", _delta(lateness=1 + lateness), unfold_next,
+                   refinement="discarding")
+    gate_out = SuccessorsOut(f"{name}.C3")
+    a2 = Aggregate(f"{name}.A2", _delta(lateness=lateness), unfold_output,
+                   refinement="discarding")
+    gate_in.to(a1)
+    a1.to(gate_in, 1, loop=True)
+    a1.to(gate_out).to(a2)
+    nodes = [gate_in, a1, gate_out, a2]
+    return Fragment(nodes, [[(gate_in, 0)]], a2, {n.name: n for n in nodes})
+
+
+def embed_join(name: str, advance: int, size: int, f_k1: Callable[[Tuple], Hashable],
+               f_k2: Callable[[Tuple], Hashable], f_p: Callable[[Tuple, Tuple], bool], *,
+               plus: bool = False) -> Fragment:
+    """E_J (Listing 2), or Join itself through A⁺ with ``plus``. A1 and A2 keep
+    their δ-windows open for WS − δ: a tuple late for its δ-window may still fall in an
+    aligned window A3 has not fired (Join's own lateness rule)."""
 
     # A1 wraps S1's tuples, and also reads S2's watermarks through an A that outputs
     # nothing (F(S2, false) as an A), so that its watermark is Join's — the least of
     # both inputs' (§2.2): a tuple late for its own side's watermark but not for the
     # other's still reaches A3. Likewise A2. They keep their δ-windows open for WS − δ
     # (discarding), so that every tuple A3 may still accept gets through.
-    a1 = Aggregate(f"{name}.A1", _delta(lateness=size - 1), side(True), refinement="discarding",
-                   ports=2)
-    a2 = Aggregate(f"{name}.A2", _delta(lateness=size - 1), side(False),
+    a1 = Aggregate(f"{name}.A1", _delta(lateness=size - 1), join_side(True),
+                   refinement="discarding", ports=2)
+    a2 = Aggregate(f"{name}.A2", _delta(lateness=size - 1), join_side(False),
                    refinement="discarding", ports=2)
     marks1 = Aggregate(f"{name}.W1", Window(1, 1), nothing, refinement="discarding")
     marks2 = Aggregate(f"{name}.W2", Window(1, 1), nothing, refinement="discarding")
-    a3 = Aggregate(f"{name}.A3", Window(advance, size, f_k), f_o, plus=plus, ports=2)
+    a3 = Aggregate(f"{name}.A3", Window(advance, size, join_key(f_k1, f_k2)),
+                   join_pairs(f_p, plus), plus=plus, ports=2)
     marks2.to(a1, 1)
     marks1.to(a2, 1)
     a1.to(a3, 0)
