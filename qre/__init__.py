@@ -9,7 +9,8 @@ optimized DT → flat tables / a generated kernel (package ``codegen``) → Spar
 This package is the user-facing end: :func:`qre` compiles a query into a
 :class:`Monitor` (``run``, ``run_keys``, ``session``, ``initial``, ``dt``,
 ``stats``; API.md) — or a ``match(...)`` query into a :class:`Matcher`, whose rows are
-matches (issue 26) — :meth:`Monitor.from_dt` runs a hand-written DT, and bad
+matches (issue 26), and a ``join(...)`` query into a :class:`Joiner`, whose rows are
+pairs (issue 27) — :meth:`Monitor.from_dt` runs a hand-written DT, and bad
 queries raise :class:`QreSyntaxError` / :class:`QreTypeError` (both
 ``ValueError``) with line, column and a caret. :mod:`qre.language.semantics` is the
 denotational oracle that the compiler is tested against; :mod:`qre.cli` is
@@ -38,15 +39,17 @@ if TYPE_CHECKING:
     from .language import combinators
     from .language.errors import QreSyntaxError, QreTypeError
     from .runtime.cer.matches import Matcher
+    from .runtime.dataflow.joins import Joiner
     from .runtime.monitor import Monitor, Output, Session, Stats
 
-__all__ = ["Matcher", "Monitor", "Output", "QreSyntaxError", "QreTypeError", "Session", "Stats",
-           "__version__", "combinators", "qre"]
+__all__ = ["Joiner", "Matcher", "Monitor", "Output", "QreSyntaxError", "QreTypeError",
+           "Session", "Stats", "__version__", "combinators", "qre"]
 
 _LAZY = {"qre": (".api", "qre"), "combinators": (".language.combinators", None),
          "QreSyntaxError": (".language.errors", "QreSyntaxError"),
          "QreTypeError": (".language.errors", "QreTypeError"),
          "Matcher": (".runtime.cer.matches", "Matcher"),
+         "Joiner": (".runtime.dataflow.joins", "Joiner"),
          **{name: (".runtime.monitor", name) for name in ("Monitor", "Output", "Session",
                                                           "Stats")}}
 """Each public name's module and its name there (None: the module itself)."""

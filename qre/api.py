@@ -32,6 +32,7 @@ from .language.parser import parse
 from .language.sugar import SUGAR_FORMS
 from .language.typing import Typed, check, mentioned_tags, resolve
 from .runtime.cer.matches import Matcher
+from .runtime.dataflow.joins import Joiner
 from .runtime.monitor import Monitor
 
 __all__ = ["qre"]
@@ -46,7 +47,7 @@ Query = str | ast.Program | ast.Query
 def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = None, *,
         optimize: bool = True,
         functions: Mapping[str, Callable[[np.ndarray], float]] | None = None
-        ) -> Monitor | Matcher:
+        ) -> Monitor | Matcher | Joiner:
     """Compile a QRE-Past query into a :class:`Monitor`.
 
     ``query`` is query text (API.md syntax) or an AST built with
@@ -88,6 +89,10 @@ def qre(query: Query | Mapping[str, Query], alphabet: Sequence[str] | None = Non
     start = time.perf_counter()
     program = parse(query, users) if isinstance(query, str) else query
     typed = check(program, alphabet, text)
+    if isinstance(typed.query, ast.JoinRows):
+        log.info("a join query over %d tags", len(typed.alphabet))
+        return Joiner(typed.query, typed.alphabet, derivation(typed.derived, typed.alphabet),
+                      text)
     if isinstance(typed.query, ast.MatchRows):
         log.info("a match query over %d tags", len(typed.alphabet))
         return Matcher(typed.query, typed.alphabet,

@@ -95,6 +95,7 @@ from .runtime.progress import configure_logging
 
 if TYPE_CHECKING:
     from .runtime.cer.matches import Matcher
+    from .runtime.dataflow.joins import Joiner
     from .runtime.monitor import Monitor
 
 __all__ = ["UsageError", "build_parser", "console", "main"]
@@ -297,10 +298,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def load_query(spec: str, alphabet: Sequence[str] | None = None, *,
-               matches: bool = False) -> Monitor | Matcher:
+               matches: bool = False) -> Monitor | Matcher | Joiner:
     """A monitor for ``spec``: query text, ``@file`` (query text) or ``*.json`` (a DT);
-    a ``match(...)`` query's :class:`~qre.runtime.cer.matches.Matcher` where ``matches``
-    (``qre run``), else a usage error: it has no DT to compile or check."""
+    a ``match(...)`` query's :class:`~qre.runtime.cer.matches.Matcher` (a ``join(...)``
+    query's :class:`~qre.runtime.dataflow.joins.Joiner`) where ``matches`` (``qre run``),
+    else a usage error: it has no DT to compile or check."""
     # Imported here: the compiler (and pandas, through the runtime) are for commands only.
     from dt import DT
 
@@ -316,7 +318,8 @@ def load_query(spec: str, alphabet: Sequence[str] | None = None, *,
             return Monitor.from_dt(DT.from_json(text), alphabet)
     m = qre(text, alphabet)
     if not matches and not isinstance(m, Monitor):
-        raise UsageError("a match(...) query's rows are its matches: it runs with qre run, "
+        word, rows = ("join", "pairs") if m.__class__.__name__ == "Joiner" else ("match", "matches")
+        raise UsageError(f"a {word}(...) query's rows are its {rows}: it runs with qre run, "
                          "and has no DT to compile or check")
     return m
 

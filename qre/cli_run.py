@@ -23,6 +23,7 @@ from .cli import EXIT_OK, UsageError, emit, load_query, one_line, parse_alphabet
 from .language.match_query import durations_used
 from .runtime import columns, frames
 from .runtime.cer.matches import Matcher
+from .runtime.dataflow.joins import Joiner
 from .runtime.monitor import Monitor
 from .runtime.output import check_no_collision, result_columns
 from .runtime.progress import Progress
@@ -92,6 +93,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     with progress.stage("compile") as stage:
         m = load_query(args.query, parse_alphabet(args.alphabet), matches=True)
         stage.detail = ("a match query" if isinstance(m, Matcher)
+                        else "a join query" if isinstance(m, Joiner)
                         else f"{len(m.dt.states)} states")
     with progress.stage("read") as stage:
         frame = read_frame(args.input, [c for c in (args.tag or "tag", args.key)
@@ -99,8 +101,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         stage.rows, stage.detail = len(frame), args.input
     tags = _tags(args, m, frame)
     with progress.stage("run") as stage:
-        if isinstance(m, Matcher):
-            result = _run_matches(args, m, frame, tags)
+        if isinstance(m, Matcher | Joiner):
+            result = (_run_matches if isinstance(m, Matcher) else _run_joins)(args, m, frame, tags)
             stage.rows, stage.detail = len(frame), f"{len(result)} rows"
         elif is_timed(m):
             if args.time is None:
@@ -114,7 +116,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             # import Numba for it (Monitor.resolve_engine).
             engine = m.resolve_engine(args.engine, events=len(frame))
             result = _run_rows(args, m, frame, tags, engine)
-        if not isinstance(m, Matcher):
+        if not isinstance(m, Matcher | Joiner):
             stage.rows, stage.detail = len(frame), f"engine {engine}"
     with progress.stage("write") as stage:
         code = _write_result(args, result)
@@ -147,6 +149,22 @@ def _run_matches(args: argparse.Namespace, m: Matcher, frame: pd.DataFrame,
         for name in ("rows", "vars"):
             rows[name] = [json.dumps(x) for x in rows[name]]
     return rows
+
+
+def _run_joins(args: argparse.Namespace, m: Joiner, frame: pd.DataFrame,
+               tags: np.ndarray) -> pd.DataFrame:
+    """A ``join(...)`` query: one row per pair of events and window (docs/API.md)."""
+    if args.time is None:
+        raise UsageError("a join(...) query pairs events by their windows in time: give the "
+                         "event times with --time COL")
+    keys = (None if args.key is None
+            else frames.get_column(frame, args.key, "--key").to_numpy(dtype=object))
+    values = (None if m.derivation is None
+              else frames.event_values(m.derivation.monitor, frame, args.value or []))
+    times = frames.event_times(frames.get_column(frame, args.time, "--time"), args.time)
+    with _time_rows(args.time):
+        return m.run_timed(times, tags, values, keys=keys, time_unit=args.time_unit,
+                           unknown_tags="skip" if args.skip_unknown else "error")
 
 
 def _run_rows(args: argparse.Namespace, m: Monitor, frame: pd.DataFrame,

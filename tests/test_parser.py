@@ -562,7 +562,7 @@ def test_keywords_cannot_be_names(keyword):
 def test_the_keyword_list():
     words = ("atom eps or split iter combine prefix_sum fill fill_with prev hist once since "
              "wsince let alphabet cur true false inf nan aggregate period tag matched matches "
-             "match fold")
+             "match fold join")
     assert set(KEYWORDS) == set(words.split(" "))
 
 

@@ -86,6 +86,7 @@ __all__ = [
     "FoldBody",
     "Hist",
     "Iter",
+    "JoinRows",
     "Lambda",
     "Let",
     "MatchRows",
@@ -791,6 +792,20 @@ class MatchRows:
 
 
 @dataclass(frozen=True, slots=True)
+class JoinRows:
+    """``join(L, R, size[, slide])``: each pair of an L event and an R event of one key
+    that fall in one window [l·slide, l·slide + size) (seed 000's window Join, §2.1: a
+    row per pair and window, stamped at the window's end − δ; issue 27; a whole query).
+    ``size`` and ``slide`` in ns (no slide: tumbling)."""
+
+    left: str
+    right: str
+    size: int
+    slide: int | None = None
+    span: Span | None = _NO_SPAN
+
+
+@dataclass(frozen=True, slots=True)
 class Matches:
     """``matched(p)`` (``count=False``: 1 if a match of p ends at this event, else 0) or
     ``matches(p)`` (the number of matches ending at this event), skip-till-any-match;
@@ -907,7 +922,7 @@ class Name:
 
 Query = (Atom | Eps | Or | Split | Iter | Combine | PrefixSum | RunningFold | Fill | FillWith
          | Arith | SignalFunction | Compare | BoolOp | Not | Prev | Hist | Once | Since
-         | BoundedPast | WindowSignal | Name | Aggregate | Matches | MatchRows)
+         | BoundedPast | WindowSignal | Name | Aggregate | Matches | MatchRows | JoinRows)
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,7 +53,8 @@ class Derivation:
         return DT((_EVENT,), states, (), states, transitions)
 
     @cached_property
-    def _monitor(self) -> Any:
+    def monitor(self) -> Any:
+        """The predicates as a Monitor (its data needs say which values to pass)."""
         from ..runtime.monitor import Monitor
 
         return Monitor.from_dt(self.predicates, optimize=False)
@@ -63,7 +64,7 @@ class Derivation:
         n = len(codes)
         if n == 0:
             return codes
-        truth = self._monitor.run(np.zeros(n, dtype=np.int64), values, engine=engine)
+        truth = self.monitor.run(np.zeros(n, dtype=np.int64), values, engine=engine)
         holds = (truth.value != 0).reshape(n, len(self.tags))  # NaN is true, as in terms
         out = codes.copy()
         decided = codes < 0  # a skipped event stays skipped

@@ -38,7 +38,7 @@ log = logging.getLogger(__name__)
 KEYWORDS = frozenset({
     "atom", "eps", "or", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
     "prev", "hist", "once", "since", "wsince", "let", "alphabet", "aggregate", "period", "tag",
-    "matched", "matches", "match", "fold",
+    "matched", "matches", "match", "fold", "join",
 }) | TERM_KEYWORDS
 """Words that cannot be a query name, a tag or a lambda parameter."""
 

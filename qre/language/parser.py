@@ -88,6 +88,7 @@ from .ast import (
     FillWith,
     Hist,
     Iter,
+    JoinRows,
     Lambda,
     Let,
     Matches,
@@ -318,7 +319,8 @@ def _kind(tree: lark.Tree) -> str:
 _QUERY_KINDS = frozenset({
     "atom", "eps", "or_", "split", "iter", "combine", "prefix_sum", "fill", "fill_with",
     "prev", "hist", "once", "call", "name", "paren_name", "paren", "boolop", "since",
-    "compare", "arith", "not_", "aggregate", "matched", "matches", "match_rows", "fold",
+    "compare", "arith", "not_", "aggregate", "matched", "matches", "match_rows", "join_rows",
+    "fold",
     "literal",
     "prev_bounded", "hist_bounded", "once_bounded", "since_bounded", "pointwise",
 })
@@ -729,6 +731,14 @@ class _Converter:
                 raise self.error("match(...) is a whole query: its rows are matches, not "
                                  "values of each event", tree)
             return self.match_rows(tree, d)
+        if kind == "join_rows":
+            if depth > 1:
+                raise self.error("join(...) is a whole query: its rows are pairs of events, "
+                                 "not values of each event", tree)
+            left, right, size, *slide = kids
+            return JoinRows(self.identifier(left, "a tag"), self.identifier(right, "a tag"),
+                            self.duration(size), self.duration(slide[0]) if slide else None,
+                            span)
         assert kind == "call"
         return self.call(tree, d)
 

@@ -40,6 +40,7 @@ from .ast import (
     FoldBody,
     Hist,
     Iter,
+    JoinRows,
     Lambda,
     Let,
     Matches,
@@ -287,6 +288,9 @@ def _query(q: Query) -> str:
         return _matches(q)
     if isinstance(q, MatchRows):
         return _match_rows(q)
+    if isinstance(q, JoinRows):
+        slide = "" if q.slide is None else f", {format_duration(q.slide)}"
+        return f"join({q.left}, {q.right}, {format_duration(q.size)}{slide})"
     if isinstance(q, WindowSignal):
         return _window_signal(q)
     if isinstance(q, FillWith):

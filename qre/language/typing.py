@@ -151,6 +151,8 @@ def mentioned_tags(q: ast.Query) -> list[str]:
             out.extend(t for t in node.tags or () if t not in out)
             if isinstance(node.function, ast.Matches):
                 stack.append(node.function)
+        if isinstance(node, ast.JoinRows):
+            out.extend(t for t in (node.left, node.right) if t not in out)
         if isinstance(node, ast.Matches | ast.MatchRows):
             from .patterns import pattern_tags
 
@@ -188,6 +190,9 @@ def check(
 
             kind, rate = Kind.TOP, None
             check_match_rows(query, sigma)
+        elif isinstance(query, ast.JoinRows):
+            kind, rate = Kind.TOP, None
+            _check_join(query, sigma)
         elif isinstance(query, ast.Aggregate | ast.Matches):
             kind, rate = Kind.TOP, None
             _check_timed(query, sigma)
@@ -294,6 +299,20 @@ def _timed_alphabet(sigma: tuple[str, ...], program: ast.Program,
         if tag not in out:
             out.append(tag)
     return tuple(out)
+
+
+def _check_join(q: ast.JoinRows, sigma: tuple[str, ...]) -> None:
+    """A join's two tags are event tags of the alphabet; its slide is at most its size."""
+    from dt.windows import TICK
+
+    for tag in (q.left, q.right):
+        if tag not in sigma or tag == TICK:
+            raise QreTypeError(f"join tag {tag!r} is not an event tag of the alphabet "
+                               f"({', '.join(t for t in sigma if t != TICK)})", span=q.span)
+    if q.slide is not None and q.slide > q.size:
+        raise QreTypeError(f"a join's slide ({format_duration(q.slide)}) is at most its size "
+                           f"({format_duration(q.size)}): every pair falls in a window",
+                           span=q.span)
 
 
 def _check_timed(q: ast.Aggregate | ast.Matches, sigma: tuple[str, ...]) -> None:
@@ -661,12 +680,14 @@ class _Checker:
 
     # ------------------------------------------------------------------ top level
 
-    def _aggregate(self, q: ast.Aggregate | ast.Matches) -> tuple[Kind, None]:
-        word = "aggregate" if isinstance(q, ast.Aggregate) else "a pattern query"
+    def _aggregate(self, q: ast.Aggregate | ast.Matches | ast.JoinRows) -> tuple[Kind, None]:
+        word = ("aggregate" if isinstance(q, ast.Aggregate) else
+                "join(...)" if isinstance(q, ast.JoinRows) else "a pattern query")
         raise QreTypeError(f"{word} is a whole query: it cannot be part of another one",
                            span=q.span)
 
     _matches = _aggregate
+    _joinrows = _aggregate
 
     def _fill(self, q: ast.Fill) -> tuple[Kind, None]:
         self.base(q, q.body)

@@ -46,7 +46,7 @@ import pandas as pd
 from . import columns
 
 __all__ = ["NUMBA_ROWS", "distinct_objects", "group_by_key", "is_missing", "key_offsets",
-           "same_key", "stream_ids", "stream_ids_beside"]
+           "key_streams", "same_key", "stream_ids", "stream_ids_beside"]
 
 T = TypeVar("T")
 
@@ -236,3 +236,15 @@ def _key_values(uniques: Any) -> np.ndarray:
     missing = np.asarray(pd.isna(uniques), dtype=bool)  # Float64 masks nulls, not NaN
     values[missing] = None
     return values
+
+
+def key_streams(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The stream of each of ``n`` rows (:func:`stream_ids` of the ``keys`` column, or one
+    stream without keys) and each stream's key value; a ValueError when ``keys`` is not
+    ``n`` long."""
+    if keys is None:
+        return np.zeros(n, dtype=np.int64), np.array([None] * min(n, 1), dtype=object)
+    (ids, values), _ = stream_ids_beside(columns.column(keys, "keys", exact=True), lambda: None)
+    if len(ids) != n:
+        raise ValueError(f"keys has {len(ids)} entries but there are {n} tags")
+    return ids, values

@@ -43,7 +43,7 @@ from ...language import ast
 from ...language.derive import Derivation
 from ...language.match_query import durations_used, match_query
 from .. import columns
-from ..keys import stream_ids_beside
+from ..keys import key_streams
 from ..order import processing_events
 from ..tag_codes import tag_codes
 from ..times import TimeScale, event_times
@@ -88,7 +88,7 @@ class Matcher:
                              "with run_timed")
         codes = self._codes(tags, values, unknown_tags)
         n = len(codes)
-        (key_ids, key_values) = _stream_ids(keys, n)
+        (key_ids, key_values) = key_streams(keys, n)
         kept = np.flatnonzero(codes >= 0)
         order = kept[np.argsort(key_ids[kept], kind="stable")]
         rows = self._rows(order, key_ids[order], np.zeros(len(order), dtype=np.int64), codes,
@@ -107,7 +107,7 @@ class Matcher:
         n = len(codes)
         if len(clock) != n:
             raise ValueError(f"times has {len(clock)} entries but there are {n} tags")
-        key_ids, key_values = _stream_ids(keys, n)
+        key_ids, key_values = key_streams(keys, n)
         kept = None if int(codes.min(initial=0)) >= 0 else np.flatnonzero(codes >= 0)
         in_order = processing_events(key_ids, clock, tags, codes, self.alphabet,
                                      columns.values(values), tiebreak, rows=kept)
@@ -287,15 +287,6 @@ def _delta_ns(scale: TimeScale) -> int:
     from ...language.clock import UNIT_NS
 
     return UNIT_NS[scale.unit]
-
-
-def _stream_ids(keys: Any, n: int) -> tuple[np.ndarray, np.ndarray]:
-    if keys is None:
-        return np.zeros(n, dtype=np.int64), np.array([None] * min(n, 1), dtype=object)
-    (ids, values), _ = stream_ids_beside(columns.column(keys, "keys", exact=True), lambda: None)
-    if len(ids) != n:
-        raise ValueError(f"keys has {len(ids)} entries but there are {n} tags")
-    return ids, values
 
 
 def _frame(found: list[_Found], tables: MatchTables, key_values: np.ndarray, keyed: bool,

@@ -38,6 +38,7 @@ import numpy as np
 import pandas as pd
 
 from .. import columns
+from ..keys import key_streams
 from ..order import processing_events
 from ..times import TimeScale, event_times
 from .matches import (
@@ -48,7 +49,6 @@ from .matches import (
     _frame,
     _measured,
     _merged,
-    _stream_ids,
     conditions,
     with_measures,
 )
@@ -104,7 +104,7 @@ class MatchSession:
         if self._keyed is not None and self._keyed != (keys is not None):
             raise ValueError("MatchSession.feed: give keys in every part or in none")
         self._keyed = keys is not None
-        key_ids, key_values = _stream_ids(keys, n)
+        key_ids, key_values = key_streams(keys, n)
         kept = None if int(codes.min(initial=0)) >= 0 else np.flatnonzero(codes >= 0)
         in_order = processing_events(key_ids, clock, tags, codes, m.alphabet,
                                      columns.values(values), tiebreak, rows=kept)
