@@ -14,6 +14,11 @@ batch or watermark at a time, in one of two orders —
   and the ingress races the operators — the orders of an asynchronous engine, that
   the loop rules of §4.5 exist for. Tests run compositions under many of them.
 
+Several ingresses take turns, an item each. Each ends with the watermark ``until``
+(the end of input), sent once every ingress has sent its items and nothing is in
+flight: so the ends never reorder the input, and the loops' gates
+(:mod:`~.gates`) release what they hold step by step.
+
 Times are whole numbers of δ (δ = 1). Cost: a Python call per batch per node, plus
 each node's own work per tuple.
 """

@@ -11,7 +11,8 @@ input streams enter, the node whose output is its output):
   which outputs f_M's tuples directly: Map via A⁺ needs no X.
 * :func:`embed_join` — E_J, Listing 2 (Theorem 2): A1, A2 wrap each side's tuples as
   ``(τ, T, ())`` / ``(τ, (), T)``, A3 keys both by the original side's f_K and joins
-  within γ; ``plus`` outputs the pairs directly (A⁺).
+  within γ; ``plus`` outputs the pairs directly (A⁺). A1 and A2 also read the other
+  side's watermarks (through an A that outputs nothing), so that theirs is the join's.
 * :func:`unfold` — X, Listing 3 (Theorem 3) with Listings 4–5
   (:mod:`~qre.runtime.dataflow.gates`): A1 turns ``(τ, T, −1)`` into ``(τ, T, 0)``
   and loops ``(τ, T, i)`` to ``(τ, T, i + 1)``; A2 outputs ``T[i]``. The listing's
@@ -27,9 +28,12 @@ Windows that only wrap tuples (δ-windows keyed by the whole tuple) refine by
 the same: its late firings (a state tuple also falls in the window it came from, at
 that window's last instant) then see only tuples f_o skips.
 
-Preconditions, checked here: a Join through Aggregates has allowed lateness 0 (an
-Aggregate's late firing outputs its window again, so pairs would repeat; the seed
-leaves ingress lateness out, §3). Times are whole δ (δ = 1).
+The f_O and f_K of the listings are module functions (:func:`map_outputs`,
+:func:`unfold_next`, :func:`unfold_output`, :func:`join_side`, :func:`join_key`,
+:func:`join_pairs`): :mod:`spark_udf.dataflow` runs the same ones. A Join through
+Aggregates has allowed lateness 0 (:func:`embed_join` takes none; an Aggregate's late
+firing outputs its window again, so pairs would repeat, and the seed leaves ingress
+lateness out, §3). Times are whole δ (δ = 1).
 """
 
 from __future__ import annotations
