@@ -168,7 +168,7 @@ def measured(what: str, row: dict, runs: dict, count: int, repeat: int) -> dict:
         row[via] = count / seconds
         row["outputs"] = outputs
     print(f"{what} cost {row['cost']} µs sel {row['selectivity']}: "
-          + ", ".join(f"{v} {row[v]:,.0f}/s" for v in VIAS), flush=True)
+          + ", ".join(f"{v} {row[v]:,.0f}/s" for v in runs), flush=True)
     return row
 
 

@@ -26,7 +26,9 @@ travel through Spark. The operators:
   order): Listing 6's loop runs once per period, a Spark job each.
 
 Cost: a pickle per tuple and operator, a shuffle per Aggregate and per Join side; the
-driver loop adds max |T| jobs. ``benchmarks/dataflow_operators.py --spark`` measures it.
+driver loop adds max |T| jobs. ``benchmarks/dataflow_spark.py`` measures it: a
+whole-tuple δ-window is a group per tuple, so ``applyInPandas``'s cost per group (ms)
+dominates the Aggregate-based operators.
 """
 
 from __future__ import annotations
