@@ -63,12 +63,14 @@ class Flow:
         self.seed = seed
         self.scale: TimeScale | None = None
 
-    def source(self, frame: pd.DataFrame, *, time: str = "time", delay: float | str = 0,
+    def source(self, frame: Any, *, time: str = "time", delay: float | str = 0,
                every: int = 1) -> Stream:
         """The rows of ``frame`` in their order, as tuples ``(τ, *other columns)``;
         watermarks by bounded out-of-orderness (Flink's ``forBoundedOutOfOrderness``,
         Spark's ``withWatermark``): after every ``every`` rows, the greatest time so far
-        less ``delay``. A row whose time is below the watermark before it is late."""
+        less ``delay``. A row whose time is below the watermark before it is late.
+        ``frame`` is a pandas DataFrame, or a Spark DataFrame at rest: complete input,
+        without watermarks, run in Spark by :meth:`Stream.to_spark`."""
         spark = not isinstance(frame, pd.DataFrame)
         if spark and type(frame).__name__ != "DataFrame":
             raise TypeError(f"a source is a pandas or Spark DataFrame, not {type(frame).__name__}")
@@ -115,6 +117,8 @@ class Flow:
         self.scale = scale
 
     def duration(self, value: float | str, what: str, *, zero: bool = False) -> int:
+        """A duration (a number of ``time_unit`` or text like ``"30s"``) in whole δ of
+        the sources' times; ``what`` names it in errors."""
         if self.scale is None:
             raise ValueError("a flow reads durations after its first source (its time type)")
         return duration_count(value, self.scale, self.time_unit, what, zero=zero)
