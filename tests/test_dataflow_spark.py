@@ -73,3 +73,5 @@ def test_spark_unbounded_and_times_in_the_source_type(spark):
             *fold, period="10s", key="user", via="aggregate").to_spark("key string, t long")
     with pytest.raises(ValueError, match="to_spark"):
         remote.collect()
+    with pytest.raises(ValueError, match="streaming DataFrame is not supported"):
+        Flow().source(spark.readStream.format("rate").load(), time="timestamp")

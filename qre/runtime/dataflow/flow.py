@@ -104,6 +104,9 @@ class Flow:
     def _spark_source(self, frame: Any, time: str) -> Stream:
         """A Spark DataFrame at rest: complete input, so no watermarks and no late row
         (its rows run in Spark, :func:`spark_udf.dataflow.to_spark`)."""
+        if frame.isStreaming:
+            raise ValueError("a Flow reads pandas DataFrames and Spark DataFrames at rest; "
+                             "a streaming DataFrame is not supported")
         _, scale = event_times(frame.select(time).limit(0).toPandas()[time], self.time_unit)
         self._adopt(scale, time)
         columns = tuple(c for c in frame.columns if c != time)
