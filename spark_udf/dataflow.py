@@ -42,6 +42,7 @@ import pandas as pd
 
 from dt.dataflow.definitions import Gamma, windows_of
 from qre.runtime.dataflow.listings import (
+    filter_as_map,
     join_key,
     join_pairs,
     join_side,
@@ -100,7 +101,7 @@ def _build(stream: Stream, parents: list[DataFrame], until: int | None) -> DataF
     if stream.kind == "source":
         return _tuples(o["spark"], o["time"], stream.flow.time_unit)
     if stream.kind in ("map", "filter"):
-        f = o["f"] if stream.kind == "map" else (lambda t, keep=o["f"]: [t[1:]] if keep(t) else [])
+        f = o["f"] if stream.kind == "map" else filter_as_map(o["f"])
         if o["via"] == "dedicated":
             return _map(parents[0], f) if stream.kind == "map" else _filter(parents[0], o["f"])
         if o["via"] == "aggregate_plus":

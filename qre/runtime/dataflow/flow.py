@@ -41,7 +41,7 @@ from ..times import TimeScale, duration_count, event_times
 from .aggregate import Aggregate, Window
 from .dedicated import Filter, Join, Map, Unbounded
 from .engine import Egress, Fragment, Ingress, Node, Order, Scheduler, Tuple, watermarks_for
-from .listings import embed_join, embed_map, unbounded, unfold
+from .listings import embed_join, embed_map, filter_as_map, unbounded, unfold
 
 __all__ = ["Flow", "Stream"]
 
@@ -345,7 +345,7 @@ def _fragment(stream: Stream, name: str) -> Fragment:
     o = stream.options
     late = max(p.lateness for p in stream.parents)
     if stream.kind in ("map", "filter"):
-        f = o["f"] if stream.kind == "map" else _as_map(o["f"])
+        f = o["f"] if stream.kind == "map" else filter_as_map(o["f"])
         if o["via"] == "dedicated":
             node = Map(name, f) if stream.kind == "map" else Filter(name, o["f"])
             return Fragment([node], [[(node, 0)]], node)
@@ -373,8 +373,3 @@ def _map(name: str, f: Callable[[Tuple], Iterable[Tuple]], via: str, lateness: i
     if via == "aggregate_plus":
         return embed_map(name, f, lateness=lateness, plus=True)
     return embed_map(name, f, lateness=lateness).then(unfold(f"{name}.X", lateness=lateness))
-
-
-def _as_map(f: Callable[[Tuple], bool]) -> Callable[[Tuple], list[Tuple]]:
-    """F as an M (§4): the tuple's values, or nothing."""
-    return lambda t: [t[1:]] if f(t) else []

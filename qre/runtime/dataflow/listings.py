@@ -47,8 +47,8 @@ from .aggregate import Aggregate, Window, whole_tuple
 from .engine import Fragment, Tuple
 from .gates import StateLoopIn, SuccessorsIn, SuccessorsOut
 
-__all__ = ["embed_join", "embed_map", "join_key", "join_pairs", "join_side", "map_outputs",
-           "nothing", "unbounded", "unfold", "unfold_next", "unfold_output"]
+__all__ = ["embed_join", "embed_map", "filter_as_map", "join_key", "join_pairs", "join_side",
+           "map_outputs", "nothing", "unbounded", "unfold", "unfold_next", "unfold_output"]
 
 
 # The listings' functions (f_O, f_K), engine-independent: spark_udf.dataflow runs the same.
@@ -65,6 +65,12 @@ def map_outputs(f_m: Callable[[Tuple], Iterable[Tuple]], plus: bool) -> Callable
         made = tuple(p for t in gamma.tuples for p in f_m(t))
         return (made, -1) if made else None
     return f_o
+
+
+def filter_as_map(f_c: Callable[[Tuple], bool]) -> Callable[[Tuple], list[Tuple]]:
+    """F as an M (§4: M outputs 0 or 1 tuples without changing the type): the tuple's
+    values, or nothing."""
+    return lambda t: [t[1:]] if f_c(t) else []
 
 
 def unfold_next(gamma: Gamma) -> tuple[Any, ...] | None:
