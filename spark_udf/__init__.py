@@ -44,7 +44,9 @@ times are ordered by :mod:`qre.runtime.order`'s rule, as everywhere.
   operators over Spark DataFrames at rest (``Stream.to_spark`` of a
   :class:`qre.runtime.dataflow.Flow` whose sources are Spark DataFrames): Aggregates as
   ``applyInPandas`` per window instance, Spark's own map, filter and join, X's loop
-  run by the driver.
+  run by the driver. From streaming DataFrames, :mod:`~spark_udf.dataflow_stream`: the
+  in-process engine's nodes per key in ``transformWithStateInPandas`` (Spark's
+  watermark, a phase per row so that chained operators see the in-process order).
 * :mod:`~spark_udf.plan` — what travels from the driver to the workers.
 
 Costs: batch, one shuffle by key, then a sort and O(DT size) per event in the

@@ -73,5 +73,15 @@ def test_spark_unbounded_and_times_in_the_source_type(spark):
             *fold, period="10s", key="user", via="aggregate").to_spark("key string, t long")
     with pytest.raises(ValueError, match="to_spark"):
         remote.collect()
-    with pytest.raises(ValueError, match="streaming DataFrame is not supported"):
-        Flow().source(spark.readStream.format("rate").load(), time="timestamp")
+    # A streaming source's plan is refused at once when Spark cannot run it.
+    rate = spark.readStream.format("rate").load()
+    with pytest.raises(ValueError, match="every= is for pandas sources"):
+        Flow().source(rate, time="timestamp", every=2)
+    ticks = Flow().source(rate, time="timestamp")
+    with pytest.raises(ValueError, match="no cycles"):
+        ticks.map(lambda t: [t[1:]], via="aggregate").to_spark("value long")
+    with pytest.raises(ValueError, match="until= is for DataFrames at rest"):
+        ticks.to_spark("value long", until="1s")
+    at_rest = ticks.flow.source(spark.createDataFrame(frame))
+    with pytest.raises(ValueError, match="all streaming DataFrames or none"):
+        ticks.join(at_rest, size="1s").to_spark("a long")

@@ -94,6 +94,14 @@ class Aggregate(Node):
         self.made = 0  # instances made: orders equal ends by first tuple
         self.dropped = 0
 
+    STATE = ("instances", "due", "purge", "made", "dropped")
+
+    def partition_key(self, port: int) -> Callable[[Tuple], Hashable]:
+        return self.window.key_of
+
+    def next_time(self) -> int | None:
+        return min((heap[0][0] for heap in (self.due, self.purge) if heap), default=None)
+
     def on_tuples(self, port: int, batch: list[Tuple]) -> None:
         wa, ws, lateness = self.window.advance, self.window.size, self.window.lateness
         key = self.window.key_of

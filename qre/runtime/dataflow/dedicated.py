@@ -68,6 +68,14 @@ class Join(Node):
         self.made = 0
         self.dropped = 0
 
+    STATE = ("kept", "purge", "made", "dropped")
+
+    def partition_key(self, port: int) -> Callable[[Tuple], Hashable]:
+        return self.keys[port]
+
+    def next_time(self) -> int | None:
+        return self.purge[0][0] if self.purge else None
+
     def on_tuples(self, port: int, batch: list[Tuple]) -> None:
         wa, ws, lateness, w = self.advance_, self.size, self.lateness, self.w
         key, f_p, kept = self.keys[port], self.f_p, self.kept
@@ -111,6 +119,14 @@ class Unbounded(Node):
         self.due: list[tuple[int, int, Hashable]] = []
         self.made = 0
         self.dropped = 0
+
+    STATE = ("states", "due", "made", "dropped")
+
+    def partition_key(self, port: int) -> Callable[[Tuple], Hashable]:
+        return self.f_k
+
+    def next_time(self) -> int | None:
+        return self.due[0][0] if self.due else None
 
     def on_tuples(self, port: int, batch: list[Tuple]) -> None:
         for t in batch:

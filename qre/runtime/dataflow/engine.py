@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -62,8 +62,32 @@ class Node:
         self.outs.append((node, port, loop))
         return node
 
+    STATE: tuple[str, ...] = ()
+    """The attributes that hold what the node remembers between calls (besides its
+    watermarks): :meth:`state` saves them, :meth:`restore` puts them back."""
+
     def on_tuples(self, port: int, batch: list[Tuple]) -> None:
         raise NotImplementedError
+
+    def state(self) -> dict[str, Any]:
+        """What the node remembers, as data (picklable if its tuples are): so that an
+        engine can keep it elsewhere between calls — Spark's state store, per key."""
+        return {name: getattr(self, name) for name in ("marks", "w", *self.STATE)}
+
+    def restore(self, state: dict[str, Any]) -> None:
+        for name, value in state.items():
+            setattr(self, name, value)
+
+    def partition_key(self, port: int) -> Callable[[Tuple], Hashable] | None:
+        """The function of a tuple on ``port`` that partitions the node's state (tuples
+        of different keys never meet): an engine may run the node per key. None for a
+        node without state (it runs on any split of its input) or whose state is one."""
+        return None
+
+    def next_time(self) -> int | None:
+        """The least watermark at which :meth:`advance` would output or forget
+        something (None: none would): when a key without new tuples must be woken."""
+        return None
 
     def on_watermark(self, port: int, w: int) -> None:
         if w <= self.marks[port]:

@@ -43,7 +43,7 @@ from .dedicated import Filter, Join, Map, Unbounded
 from .engine import Egress, Fragment, Ingress, Node, Order, Scheduler, Tuple, watermarks_for
 from .listings import embed_join, embed_map, filter_as_map, unbounded, unfold
 
-__all__ = ["Flow", "Stream"]
+__all__ = ["Flow", "Stream", "fragment_of", "sources_of"]
 
 Via = Literal["dedicated", "aggregate", "aggregate_plus"]
 VIAS = ("dedicated", "aggregate", "aggregate_plus")
@@ -69,8 +69,9 @@ class Flow:
         watermarks by bounded out-of-orderness (Flink's ``forBoundedOutOfOrderness``,
         Spark's ``withWatermark``): after every ``every`` rows, the greatest time so far
         less ``delay``. A row whose time is below the watermark before it is late.
-        ``frame`` is a pandas DataFrame, or a Spark DataFrame at rest: complete input,
-        without watermarks, run in Spark by :meth:`Stream.to_spark`."""
+        ``frame`` is a pandas DataFrame, or a Spark DataFrame run in Spark by
+        :meth:`Stream.to_spark`: at rest (complete input, without watermarks) or
+        streaming (Spark's watermark, ``delay`` behind, after each micro-batch)."""
         spark = not isinstance(frame, pd.DataFrame)
         if spark and type(frame).__name__ != "DataFrame":
             raise TypeError(f"a source is a pandas or Spark DataFrame, not {type(frame).__name__}")
@@ -80,7 +81,7 @@ class Flow:
         if not isinstance(every, int) or every < 1:
             raise ValueError(f"every is a whole number of rows ≥ 1, not {every!r}")
         if spark:
-            return self._spark_source(frame, time)
+            return self._spark_source(frame, time, delay, every)
         clock, scale = event_times(frame[time], self.time_unit)
         self._adopt(scale, time)
         lag = duration_count(delay, scale, self.time_unit, "delay", zero=True)
@@ -101,17 +102,25 @@ class Flow:
         return Stream(self, "source", (), {"items": items, "last": max(times, default=0)},
                       columns, horizon=0, lateness=late)
 
-    def _spark_source(self, frame: Any, time: str) -> Stream:
-        """A Spark DataFrame at rest: complete input, so no watermarks and no late row
-        (its rows run in Spark, :func:`spark_udf.dataflow.to_spark`)."""
-        if frame.isStreaming:
-            raise ValueError("a Flow reads pandas DataFrames and Spark DataFrames at rest; "
-                             "a streaming DataFrame is not supported")
-        _, scale = event_times(frame.select(time).limit(0).toPandas()[time], self.time_unit)
+    def _spark_source(self, frame: Any, time: str, delay: float | str, every: int) -> Stream:
+        """A Spark DataFrame at rest (complete input, so no watermarks and no late row:
+        :func:`spark_udf.dataflow.to_spark`), or a streaming one (Spark's watermark,
+        ``delay`` behind the greatest time, after each micro-batch:
+        :mod:`spark_udf.dataflow_stream`)."""
+        from pyspark.sql.types import StructType
+
+        # The time column's type, as pandas reads it (a streaming frame has no toPandas).
+        empty = frame.sparkSession.createDataFrame([], StructType([frame.schema[time]]))
+        _, scale = event_times(empty.toPandas()[time], self.time_unit)
         self._adopt(scale, time)
         columns = tuple(c for c in frame.columns if c != time)
-        return Stream(self, "source", (), {"spark": frame, "time": time}, columns, horizon=0,
-                      lateness=0)
+        options = {"spark": frame, "time": time, "streaming": frame.isStreaming}
+        if frame.isStreaming:
+            if every != 1:
+                raise ValueError("every= is for pandas sources: Spark moves a streaming "
+                                 "source's watermark after each micro-batch")
+            options["delay"] = duration_count(delay, scale, self.time_unit, "delay", zero=True)
+        return Stream(self, "source", (), options, columns, horizon=0, lateness=0)
 
     def _adopt(self, scale: TimeScale, time: str) -> None:
         if self.scale is not None and scale != self.scale:
@@ -248,7 +257,7 @@ class Stream:
         frame of ``time`` (in the sources' type) and the columns. The end of input is
         the watermark ``until`` (a time like the sources'; default: the last time plus
         the longest wait of the windows on the way, so every window closes)."""
-        sources = _sources(self)
+        sources = sources_of(self)
         if any("spark" in s.options for s in sources):
             raise ValueError("this stream reads Spark DataFrames: to_spark(schema) returns "
                              "its DataFrame")
@@ -267,7 +276,17 @@ class Stream:
     def to_spark(self, schema: str, *, until: float | str | None = None) -> Any:
         """The stream as a Spark DataFrame (lazy; its sources are Spark DataFrames):
         ``time`` and the columns of the DDL ``schema`` (``"user string, n long"``).
-        Batch: every window closes once, on time (:mod:`spark_udf.dataflow`)."""
+        At rest, every window closes once, on time (:mod:`spark_udf.dataflow`); from
+        streaming sources, a streaming DataFrame to write with ``writeStream`` in
+        append mode, windows closing with Spark's watermark
+        (:mod:`spark_udf.dataflow_stream`; ``until`` does not apply)."""
+        if any(s.options.get("streaming") for s in sources_of(self)):
+            from spark_udf.dataflow_stream import to_spark_stream
+
+            if until is not None:
+                raise ValueError("until= is for DataFrames at rest: a stream's windows close "
+                                 "with its watermark")
+            return to_spark_stream(self, schema)
         from spark_udf.dataflow import to_spark
 
         end = None if until is None else self.flow.scale.point(until, "until")
@@ -307,10 +326,11 @@ def _pair_names(left: Sequence[str], right: Sequence[str]) -> tuple[str, ...]:
             "right_time", *(f"{c}_right" if c in both else c for c in right))
 
 
-def _sources(stream: Stream) -> list[Stream]:
+def sources_of(stream: Stream) -> list[Stream]:
+    """The source streams ``stream`` reads (one per path to a source)."""
     if stream.kind == "source":
         return [stream]
-    return [s for p in stream.parents for s in _sources(p)]
+    return [s for p in stream.parents for s in sources_of(p)]
 
 
 class _Built:
@@ -334,14 +354,17 @@ class _Built:
                               name=f"source{len(self.ingresses)}")
             self.ingresses.append(ingress)
             return ingress
-        fragment = _fragment(stream, f"{stream.kind}{len(self.outputs)}")
+        fragment = fragment_of(stream, f"{stream.kind}{len(self.outputs)}")
         for i, parent in enumerate(stream.parents):
             fragment.enter(i, self.node(parent))
         self.nodes.extend(fragment.nodes)
         return fragment.output
 
 
-def _fragment(stream: Stream, name: str) -> Fragment:
+def fragment_of(stream: Stream, name: str) -> Fragment:
+    """The engine's nodes for ``stream``'s operator (not its parents), wired: one
+    input per parent. Every engine runs these same nodes: in process
+    (:meth:`Stream.collect`) and on a Spark stream (:mod:`spark_udf.dataflow_stream`)."""
     o = stream.options
     late = max(p.lateness for p in stream.parents)
     if stream.kind in ("map", "filter"):
