@@ -58,6 +58,7 @@ from qre.runtime.times import UNIT_NS
 
 from .dataflow import _columns, _records, _tuples
 from .processor import SteppedProcessor, move_timer
+from .stream import _use_rocksdb
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -78,6 +79,7 @@ def to_spark_stream(stream: Stream, schema: str) -> DataFrame:
     if not all(s.options.get("streaming") for s in sources):
         raise ValueError("a flow's sources are all streaming DataFrames or none: a stream "
                          "and a DataFrame at rest do not meet in one plan")
+    _use_rocksdb(sources[0].options["spark"].sparkSession)
     built = _plan(stream, {}, UNIT_NS[stream.flow.scale.unit])
     return _columns(built.select("time", "data"), stream, schema)
 
