@@ -241,7 +241,9 @@ class _NodeProcessor(SteppedProcessor):
         _attach(node, after)
         self._read(node, events, 1)
         wake = node.next_time()
-        wake_ms = None if wake is None else -(-wake * self.ns // NS_PER_MS)
+        # Spark's watermark starts at 0 ms (none) and fires a timer once it passes a
+        # later one: a window that ends by 0 ms waits for the first watermark (1 ms on).
+        wake_ms = None if wake is None else max(1, -(-wake * self.ns // NS_PER_MS))
         move_timer(self.handle, timer, wake_ms, fired_ms)
         if wake is None:
             self.state.clear()
