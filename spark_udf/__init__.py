@@ -43,8 +43,8 @@ times are ordered by :mod:`qre.runtime.order`'s rule, as everywhere.
 * :func:`spark_udf.dataflow.to_spark` (:mod:`~spark_udf.dataflow`) — seed 000's
   operators over Spark DataFrames at rest (``Stream.to_spark`` of a
   :class:`qre.runtime.dataflow.Flow` whose sources are Spark DataFrames): Aggregates as
-  ``applyInPandas`` per window instance, Spark's own map, filter and join, X's loop
-  run by the driver. From streaming DataFrames, :mod:`~spark_udf.dataflow_stream`: the
+  ``applyInPandas`` per window instance, Spark's own map, filter and join, the loops
+  of X and A∞ run by the driver. From streaming DataFrames, :mod:`~spark_udf.dataflow_stream`: the
   in-process engine's nodes per key in ``transformWithStateInPandas`` (Spark's
   watermark, a phase per row so that chained operators see the in-process order).
 * :mod:`~spark_udf.plan` — what travels from the driver to the workers.

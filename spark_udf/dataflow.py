@@ -22,13 +22,14 @@ travel through Spark. The operators:
   driver runs it: each pass is A1 over the previous pass's output, materialized
   (``localCheckpoint``), until a pass outputs nothing (max |T| passes); A2 reads the
   union. Without watermarks the gates of Listings 4–5 have nothing to hold.
-* **A∞** — dedicated only (``groupBy(key).applyInPandas``, the key's periods in
-  order): Listing 6's loop runs once per period, a Spark job each.
+* **A∞** — dedicated: ``groupBy(key).applyInPandas``, the key's periods in order;
+  through Aggregates: Listing 6's loop run by the driver, a Spark job per period.
 
 Cost: a pickle per tuple and operator, a shuffle per Aggregate and per Join side; the
-driver loop adds max |T| jobs. ``benchmarks/dataflow_spark.py`` measures it: a
-whole-tuple δ-window is a group per tuple, so ``applyInPandas``'s cost per group (ms)
-dominates the Aggregate-based operators.
+driver's loops add max |T| jobs (X) or one per period (A∞).
+``benchmarks/dataflow_spark.py`` measures it: a whole-tuple δ-window is a group per
+tuple, so ``applyInPandas``'s cost per group (ms) dominates the Aggregate-based
+operators.
 """
 
 from __future__ import annotations
@@ -42,11 +43,13 @@ import pandas as pd
 
 from dt.dataflow.definitions import Gamma, windows_of
 from qre.runtime.dataflow.listings import (
+    UnboundedParts,
     filter_as_map,
     join_key,
     join_pairs,
     join_side,
     map_outputs,
+    unbounded_parts,
     unfold_next,
     unfold_output,
 )
@@ -102,11 +105,9 @@ def _build(stream: Stream, parents: list[DataFrame], until: int | None) -> DataF
         return _tuples(o["spark"], o["time"], stream.flow.time_unit)
     if stream.kind in ("map", "filter"):
         f = o["f"] if stream.kind == "map" else filter_as_map(o["f"])
-        if o["via"] == "dedicated":
-            return _map(parents[0], f) if stream.kind == "map" else _filter(parents[0], o["f"])
-        if o["via"] == "aggregate_plus":
-            return _aggregate(parents[0], 1, 1, None, map_outputs(f, True), plus=True)
-        return _unfold(_aggregate(parents[0], 1, 1, None, map_outputs(f, False)))
+        if o["via"] == "dedicated" and stream.kind == "filter":
+            return _filter(parents[0], o["f"])
+        return _mapped(parents[0], f, o["via"])
     if stream.kind == "aggregate":
         w = o["window"]
         return _aggregate(parents[0], w.advance, w.size, w.key_of, o["f"], plus=o["plus"])
@@ -120,10 +121,19 @@ def _build(stream: Stream, parents: list[DataFrame], until: int | None) -> DataF
         joined = _aggregate(left.unionByName(right), wa, ws, join_key(k1, k2),
                             join_pairs(on, plus), plus=plus)
         return joined if plus else _unfold(joined)
-    if o["via"] != "dedicated":
-        raise ValueError("A∞ on Spark is dedicated only: Listing 6 loops once per period "
-                         "(Spark has no loops; the driver would run a job per period)")
-    return _unbounded(parents[0], *o["f"], o["period"], o["key"], until)
+    if o["via"] == "dedicated":
+        return _unbounded(parents[0], *o["f"], o["period"], o["key"], until)
+    return _unbounded_looped(parents[0], unbounded_parts(*o["f"], o["period"], o["key"]),
+                             o["period"], until, o["via"])
+
+
+def _mapped(stream: DataFrame, f: Callable[[Tuple], Any], via: str) -> DataFrame:
+    """M(S, f): Spark's ``mapInPandas``, E_M then X, or through A⁺."""
+    if via == "dedicated":
+        return _map(stream, f)
+    if via == "aggregate_plus":
+        return _aggregate(stream, 1, 1, None, map_outputs(f, True), plus=True)
+    return _unfold(_aggregate(stream, 1, 1, None, map_outputs(f, False)))
 
 
 def _tuples(frame: DataFrame, time: str, time_unit: str) -> DataFrame:
@@ -188,8 +198,9 @@ def _assigned(stream: DataFrame, advance: int, size: int,
 
 def _aggregate(stream: DataFrame, advance: int, size: int,
                key: Callable[[Tuple], Hashable] | None, f_o: Callable[[Gamma], Any], *,
-               plus: bool = False) -> DataFrame:
-    """A (or A⁺) over a complete input: f_O once per instance."""
+               plus: bool = False, start: int | None = None) -> DataFrame:
+    """A (or A⁺) over a complete input: f_O once per instance (only those starting
+    at ``start``, if given)."""
     def fire(group: pd.DataFrame) -> pd.DataFrame:
         group = group.sort_values(["time"], kind="stable")
         start = int(group["start"].iloc[0])
@@ -200,7 +211,10 @@ def _aggregate(stream: DataFrame, advance: int, size: int,
         if plus:
             return _frame([(stamp, p) for p in made or ()])
         return _frame([] if made is None else [(stamp, made)])
-    return _assigned(stream, advance, size, key).groupBy("start", "k").applyInPandas(fire, STREAM)
+    assigned = _assigned(stream, advance, size, key)
+    if start is not None:
+        assigned = assigned.filter(assigned["start"] == start)
+    return assigned.groupBy("start", "k").applyInPandas(fire, STREAM)
 
 
 def _unfold(embedded: DataFrame) -> DataFrame:
@@ -266,6 +280,31 @@ def _unbounded(stream: DataFrame, create: Callable, add: Callable, merge: Callab
             p += 1
         return _frame(rows)
     return keyed.groupBy("k").applyInPandas(run, STREAM)
+
+
+def _unbounded_looped(stream: DataFrame, parts: UnboundedParts, period: int, until: int,
+                      via: str) -> DataFrame:
+    """A∞ through Aggregates (Listing 6) over a complete input: M1, then A1's loop run
+    by the driver — pass l is A1's instance [l·P, (l + 1)·P + δ) of every key over
+    the period's wrapped tuples and pass l − 1's states, materialized — then M2 over
+    every pass's states. A Spark job per period, from the first tuple's to ``until``."""
+    from pyspark.sql import functions as F
+
+    wrapped = _mapped(stream, parts.wrap, via).localCheckpoint()
+    first = wrapped.agg(F.min("time")).first()[0]
+    if first is None:
+        return wrapped
+    states, passes = None, []
+    for left in range(first // period * period, until - period, period):
+        window = wrapped.filter((F.col("time") >= left) & (F.col("time") <= left + period))
+        feed = window if states is None else window.unionByName(states)
+        states = _aggregate(feed, period, period + 1, parts.key, parts.fold,
+                            start=left).localCheckpoint()
+        passes.append(states)
+    looped = passes[0]
+    for later in passes[1:]:
+        looped = looped.unionByName(later)
+    return _mapped(looped, parts.output, via)
 
 
 def _columns(built: DataFrame, stream: Stream, schema: str) -> DataFrame:

@@ -68,9 +68,11 @@ def test_spark_unbounded_and_times_in_the_source_type(spark):
     got = remote.to_spark("key string, total long").toPandas()
     assert rows(got) == rows(local.collect())
     assert str(got["time"].dtype).startswith("datetime64")
-    with pytest.raises(ValueError, match="dedicated only"):
-        Flow().source(spark.createDataFrame(frame)).unbounded(
-            *fold, period="10s", key="user", via="aggregate").to_spark("key string, t long")
+    for via in ("aggregate", "aggregate_plus"):  # Listing 6's loop, a Spark job per period
+        looped = Flow().source(spark.createDataFrame(frame)).unbounded(
+            *fold, period="10s", key="user", columns=["total"], via=via)
+        assert rows(looped.to_spark("key string, total long").toPandas()) == rows(
+            local.collect()), via
     with pytest.raises(ValueError, match="to_spark"):
         remote.collect()
     # A streaming source's plan is refused at once when Spark cannot run it.

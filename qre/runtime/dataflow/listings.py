@@ -39,6 +39,7 @@ lateness out, §3). Times are whole δ (δ = 1).
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from dt.dataflow.definitions import Gamma
@@ -196,13 +197,24 @@ def embed_join(name: str, advance: int, size: int, f_k1: Callable[[Tuple], Hasha
                     {n.name: n for n in nodes})
 
 
-def unbounded(name: str, f_c: Callable[[Tuple], Any], f_a: Callable[[Any, Tuple], Any],
-              f_m: Callable[[Any, Any], Any], f_o: Callable[[Any], Tuple], period: int,
-              f_k: Callable[[Tuple], Hashable], *,
-              maps: Callable[[str, Callable[[Tuple], Iterable[Tuple]]], Fragment]) -> Fragment:
-    """A∞ (Listing 6): ``maps(name, f)`` builds its two Maps (M1, M2), so that they
-    too may be Aggregate-based. A1's allowed lateness is δ (Lemma 5 asks L > d; the
-    gate, :class:`~.gates.StateLoopIn`, needs no C1, so d = 0)."""
+@dataclass(frozen=True)
+class UnboundedParts:
+    """Listing 6's functions: M1's (wrap a tuple), A1's key-by and f_O (fold a
+    period's tuples into the state), M2's (output a state), for any engine to wire."""
+
+    wrap: Callable[[Tuple], list[Tuple]]
+    key: Callable[[Tuple], Hashable]
+    fold: Callable[[Gamma], tuple[Any, ...] | None]
+    output: Callable[[Tuple], list[Tuple]]
+
+
+def unbounded_parts(f_c: Callable[[Tuple], Any], f_a: Callable[[Any, Tuple], Any],
+                    f_m: Callable[[Any, Any], Any], f_o: Callable[[Any], Tuple], period: int,
+                    f_k: Callable[[Tuple], Hashable]) -> UnboundedParts:
+    """A∞'s parts (Listing 6): M1 wraps t as ``(τ, t, None, None)``; A1, over windows
+    [l·P, (l + 1)·P + δ) keyed by the original tuple's key (or a state tuple's), folds
+    the previous state ``(τ, None, key, state)`` and the period's tuples into the
+    next state, stamped (l + 1)·P; M2 outputs ``(key, *f_o(state))``."""
 
     def wrap(t: Tuple) -> list[Tuple]:  # M1: t → (t, ∅)
         return [(t, None, None)]
@@ -225,6 +237,18 @@ def unbounded(name: str, f_c: Callable[[Tuple], Any], f_a: Callable[[Any, Tuple]
     def output(t: Tuple) -> list[Tuple]:  # M2: f_o(t[2]), with the key
         return [(t[2], *f_o(t[3]))]
 
+    return UnboundedParts(wrap, key, fold, output)
+
+
+def unbounded(name: str, f_c: Callable[[Tuple], Any], f_a: Callable[[Any, Tuple], Any],
+              f_m: Callable[[Any, Any], Any], f_o: Callable[[Any], Tuple], period: int,
+              f_k: Callable[[Tuple], Hashable], *,
+              maps: Callable[[str, Callable[[Tuple], Iterable[Tuple]]], Fragment]) -> Fragment:
+    """A∞ (Listing 6): ``maps(name, f)`` builds its two Maps (M1, M2), so that they
+    too may be Aggregate-based. A1's allowed lateness is δ (Lemma 5 asks L > d; the
+    gate, :class:`~.gates.StateLoopIn`, needs no C1, so d = 0)."""
+    parts = unbounded_parts(f_c, f_a, f_m, f_o, period, f_k)
+    wrap, key, fold, output = parts.wrap, parts.key, parts.fold, parts.output
     m1 = maps(f"{name}.M1", wrap)
     gate = StateLoopIn(f"{name}.C2", period, f_k)
     a1 = Aggregate(f"{name}.A1", Window(period, period + 1, key, 1), fold,
