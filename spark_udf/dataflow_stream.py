@@ -122,10 +122,11 @@ def _fragment_frame(fragment: Fragment, inputs: list[DataFrame], ns: int) -> Dat
                 continue
             if loop:
                 raise ValueError(f"{node.name} loops back into {successor.name} (seed 000 "
-                                 f"P3): a streaming query has no cycles — via='aggregate' "
-                                 f"(X, A∞ through Aggregates) runs in process or on "
-                                 f"DataFrames at rest; use via='aggregate_plus' or "
-                                 f"'dedicated' on streams")
+                                 f"P3): a streaming query has no cycles. Map, Filter and "
+                                 f"Join through A (X's loop) and A∞ through Aggregates "
+                                 f"run in process or on DataFrames at rest; on streams, "
+                                 f"use via='aggregate_plus' (Map, Filter, Join) or "
+                                 f"'dedicated'")
             feeds[id(successor)].setdefault(port, []).append(node)
     built: dict[int, DataFrame] = {}
 
@@ -148,7 +149,7 @@ def _union(frames: list[DataFrame]) -> DataFrame:
 def _node_frame(node: Node, ports: dict[int, list[DataFrame]], ns: int) -> DataFrame:
     """One node on Spark: in ``mapInPandas`` without state, per key with it."""
     node.outs = []
-    if not node.STATE:
+    if not node.STATE:  # Map, Filter
         return _union(ports[0]).mapInPandas(_stateless(node), PHASED)
     keys = {port: node.partition_key(port) for port in ports}
     if any(k is None for k in keys.values()):

@@ -214,3 +214,62 @@ def test_windows_of_are_the_instances_holding_a_time(tau, advance, extra):
     size = advance + extra
     got = list(definition.windows_of(tau, advance, size))
     assert got == [s for s in range(-60, 60) if s % advance == 0 and s <= tau < s + size]
+
+
+def per_key(make, arrival):
+    """``make()``'s node run as Spark runs it (spark_udf.dataflow_stream) over
+    ``arrival`` ((port, item) in order): a node per key, its state pickled between calls
+    and dropped once nothing waits; one watermark, the least of the ports'; a key with
+    tuples first takes it, a key without is woken once it passes the key's
+    ``next_time``."""
+    import copy
+    import pickle
+
+    template = make()
+    marks = [None] * len(template.marks)
+    saved, out, w = {}, [], None
+
+    def call(k, feed):
+        node = copy.deepcopy(template)  # nothing outside its state carries over
+        state = pickle.loads(saved.pop(k, pickle.dumps(template.state())))
+        state.pop("wake", None)
+        node.restore(state)
+        node.outs = [(node, 0, False)]
+        node.scheduler = type("Collect", (), {"push": lambda self, n, p, x: out.extend(x)
+                                              if isinstance(x, list) else None})()
+        if w is not None:
+            for p in range(len(node.marks)):
+                node.on_watermark(p, w)
+        feed(node)
+        if node.next_time() is not None:
+            saved[k] = pickle.dumps({**node.state(), "wake": node.next_time()})
+
+    for port, (kind, x) in arrival:
+        if kind == "w":
+            marks[port] = x if marks[port] is None else max(marks[port], x)
+            if None not in marks:
+                w = min(marks)
+                for k in [k for k in saved if pickle.loads(saved[k])["wake"] <= w]:
+                    call(k, lambda node: None)
+        else:
+            call(pickle.dumps(template.partition_key(port)(x)),
+                 lambda node, port=port, x=x: node.on_tuples(port, [x]))
+    return sorted(out, key=repr)
+
+
+NODES = {
+    "aggregate": lambda: Aggregate("a", Window(2, 5, key, 3), lambda g: (g.key, len(g.tuples)),
+                                   refinement="discarding"),
+    "aggregate plus": lambda: Aggregate("a", Window(3, 3, key, 4),
+                                        lambda g: [(t[2],) for t in g.tuples], plus=True),
+    "join": lambda: Join("j", 2, 4, key, key, f_p, lateness=2),
+    "unbounded": lambda: Unbounded("u", start, add, lambda s: (s,), 5, f_k),
+}
+
+
+@pytest.mark.parametrize("name", NODES)
+@given(left=streams, right=streams)
+def test_a_node_per_key_with_its_state_as_data_gives_the_same_tuples(name, left, right):
+    inputs = [left, right] if name == "join" else [left]
+    want, arrival = outputs(single(NODES[name](), len(inputs)), inputs)
+    assert per_key(NODES[name], arrival) == want

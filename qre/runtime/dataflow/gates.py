@@ -65,6 +65,8 @@ class SuccessorsIn(Node):
     """Listing 4. Port 0: E's stream (tuples ``(τ, T, −1)`` and watermarks); port 1:
     the loop from A1 (``(τ, T, i)``, i ≥ 0). Sends every tuple on, in order."""
 
+    STATE = ("pending", "held")
+
     def __init__(self, name: str, lateness: int) -> None:
         super().__init__(name, ports=2, loops=(1,))
         self.lateness = lateness  # L', A1's allowed lateness
@@ -112,6 +114,8 @@ class SuccessorsOut(Node):
     watermark: an identical late chain would then share A2's window with the first
     and A2, reading γ.ζ[0], would output one of them)."""
 
+    STATE = ("pending", "upstream")
+
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.pending = _Pending()
@@ -145,6 +149,8 @@ class SuccessorsOut(Node):
 class StateLoopIn(Node):
     """A∞'s A1 input. Port 0: M1's stream ``(τ, t, None, None)`` and watermarks;
     port 1: the loop ``(τ, None, key, state)``."""
+
+    STATE = ("expected", "heap", "made", "held")
 
     def __init__(self, name: str, period: int, f_k: Callable[[Tuple], Hashable]) -> None:
         super().__init__(name, ports=2, loops=(1,))
