@@ -133,6 +133,20 @@ def inter(rows: list, unit: str) -> str:
     return "\n".join(lines)
 
 
+def bench_session(name: str, *modules):
+    """The embedded Spark (``local[2]``) for a benchmark script: the workload's
+    functions (``dataflow_operators``'s and those of ``modules``) travel to Spark's
+    workers by value, since they cannot import a script."""
+    import dataflow_operators
+    from pyspark import cloudpickle
+
+    from spark_udf import local_session
+
+    for module in (dataflow_operators, *modules):
+        cloudpickle.register_pickle_by_value(module)
+    return local_session(name, master="local[2]")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tuples", type=int, default=2_000, help="Map tuples per run")
@@ -140,14 +154,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args()
-    import dataflow_operators
-    from pyspark import cloudpickle
-
-    from spark_udf import local_session
-
-    # the workload's functions travel by value: Spark's workers cannot import a script
-    cloudpickle.register_pickle_by_value(dataflow_operators)
-    spark = local_session("qre-dataflow-bench", master="local[2]")
+    spark = bench_session("qre-dataflow-bench")
     spark_map(spark, map_frame(100, 0), map_function(0.0, 1), "dedicated")  # warm up
     maps, joins = measure(spark, args.tuples, args.repeat, args.seed)
     machine = f"{platform.machine()}, {platform.python_version()}, Spark {spark.version}"

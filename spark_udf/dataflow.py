@@ -153,6 +153,14 @@ def _records(batch: pd.DataFrame) -> Iterator[Tuple]:
         yield (tau, *pickle.loads(data))
 
 
+def _union(frames: list[DataFrame]) -> DataFrame:
+    """The rows of every frame (of one schema), by column name."""
+    out = frames[0]
+    for frame in frames[1:]:
+        out = out.unionByName(frame)
+    return out
+
+
 def _frame(rows: list[tuple[int, Tuple]]) -> pd.DataFrame:
     return pd.DataFrame({"time": np.array([r[0] for r in rows], dtype=np.int64),
                          "data": [pickle.dumps(tuple(r[1])) for r in rows]})
@@ -228,10 +236,7 @@ def _unfold(embedded: DataFrame) -> DataFrame:
         passes.append(current)
     if not passes:
         return current
-    looped = passes[0]
-    for later in passes[1:]:
-        looped = looped.unionByName(later)
-    return _aggregate(looped, 1, 1, None, unfold_output)
+    return _aggregate(_union(passes), 1, 1, None, unfold_output)
 
 
 def _join(left: DataFrame, right: DataFrame, advance: int, size: int,
@@ -301,10 +306,9 @@ def _unbounded_looped(stream: DataFrame, parts: UnboundedParts, period: int, unt
         states = _aggregate(feed, period, period + 1, parts.key, parts.fold,
                             start=left).localCheckpoint()
         passes.append(states)
-    looped = passes[0]
-    for later in passes[1:]:
-        looped = looped.unionByName(later)
-    return _mapped(looped, parts.output, via)
+    if not passes:  # no period closes by until
+        return wrapped.limit(0)
+    return _mapped(_union(passes), parts.output, via)
 
 
 def _columns(built: DataFrame, stream: Stream, schema: str) -> DataFrame:

@@ -56,7 +56,7 @@ from qre.runtime.dataflow.engine import Fragment, Node, Tuple
 from qre.runtime.dataflow.flow import fragment_of, sources_of
 from qre.runtime.times import UNIT_NS
 
-from .dataflow import _columns, _records, _tuples
+from .dataflow import _columns, _frame, _records, _tuples, _union
 from .processor import SteppedProcessor, move_timer
 from .stream import _use_rocksdb
 
@@ -139,13 +139,6 @@ def _fragment_frame(fragment: Fragment, inputs: list[DataFrame], ns: int) -> Dat
     return frame_of(fragment.output)
 
 
-def _union(frames: list[DataFrame]) -> DataFrame:
-    out = frames[0]
-    for frame in frames[1:]:
-        out = out.unionByName(frame)
-    return out
-
-
 def _node_frame(node: Node, ports: dict[int, list[DataFrame]], ns: int) -> DataFrame:
     """One node on Spark: in ``mapInPandas`` without state, per key with it."""
     node.outs = []
@@ -179,10 +172,9 @@ def _attach(node: Node, out: list[Tuple]) -> None:
 
 
 def _phased(made: list[tuple[int, list[Tuple]]]) -> pd.DataFrame:
-    rows = [(t[0], t[1:], phase) for phase, ts in made for t in ts]
-    return pd.DataFrame({"time": np.array([r[0] for r in rows], dtype=np.int64),
-                         "data": [pickle.dumps(tuple(r[1])) for r in rows],
-                         "phase": np.array([r[2] for r in rows], dtype=np.int32)})
+    """Each phase's tuples as the stream representation, with their phase."""
+    frame = _frame([(t[0], t[1:]) for _, ts in made for t in ts])
+    return frame.assign(phase=np.array([p for p, ts in made for _ in ts], dtype=np.int32))
 
 
 def _stateless(node: Node) -> Callable[[Iterator[pd.DataFrame]], Iterator[pd.DataFrame]]:
