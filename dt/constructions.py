@@ -9,20 +9,26 @@ initial states I and final states F; interfaces are matched *positionally*
 docstring states the exact overhead this implementation adds.
 
 Semantic preconditions (restartable, output-synchronized) are read from the
-components' ``facts``, which the constructions establish. A DT whose facts are
-unknown (read from JSON, say) is refused unless the caller passes
-``assume=True`` and so takes responsibility for the precondition (for
-instance after checking it with an analysis).
+components' ``facts``, which the constructions establish. Where restartability
+is not established (a DT read from JSON, say) it is decided (Theorem 5.6), and
+a DT that is not restartable is replaced by its restartable form
+(:func:`dt.cra.make_restartable`, §5.2.2 last paragraph; logged with its cost),
+so concatenation and iteration take any DT that has one. Output
+synchronization is required as established; ``assume=True`` skips every check
+(the caller takes responsibility for the preconditions).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterable
 
 from .builder import Builder
+from .cra import make_restartable
 from .errors import PreconditionError
 from .functions import DataFunction
 from .model import DT, EPS, Facts
+from .restartability import check_restartable
 from .terms import Term, Var
 
 __all__ = [
@@ -39,6 +45,8 @@ __all__ = [
     "union",
 ]
 
+log = logging.getLogger(__name__)
+
 INPUT = Var("x")
 """The variable that stands for the input value in :func:`atom` and :func:`epsilon` terms."""
 
@@ -53,6 +61,27 @@ def _require(fact: bool | None, what: str, assume: bool) -> None:
         raise PreconditionError(
             f"{what} is not established; pass assume=True to take responsibility for it"
         )
+
+
+def _restartable(a: DT, what: str, assume: bool) -> DT:
+    """``a`` if its restartability is proven, assumed or decided (Theorem 5.6); otherwise its
+    restartable form (§5.2.2, last paragraph: through a CRA, exponential at worst), which
+    raises :class:`PreconditionError` when no restartable DT is equivalent."""
+    if a.facts.restartable is True or assume:
+        return a
+    try:
+        if check_restartable(a, max_states=_DECIDE_LIMIT).restartable:
+            return a.with_facts(restartable=True)
+        conversion = make_restartable(a, max_states=_DECIDE_LIMIT)
+    except PreconditionError as err:
+        raise PreconditionError(f"{what}: {err}; pass assume=True to take responsibility "
+                                f"for it") from None
+    log.info("%s: made restartable; %s", what, conversion.summary())
+    return conversion.dt
+
+
+_DECIDE_LIMIT = 200_000
+"""Search nodes (and CRA control states) spent deciding or establishing restartability."""
 
 
 def _same_alphabet(dts: Iterable[DT]) -> tuple[str, ...]:
@@ -288,7 +317,8 @@ def concat(left: DT | DataFunction, right: DT | DataFunction, *, assume: bool = 
 
           [[A1 · A2]](x, w) = ⊔ over w = w1 w2 of [[A2]]([[A1]](x, w1), w2)
 
-      These two facts are required (``assume=True`` skips the check).
+      A2 that is not restartable is replaced by its restartable form;
+      A1's output synchronization is required (``assume=True`` skips both).
       Restartable if A1 is restartable too (Theorem 5.5).
       Size: size(A1) + size(A2) + 3|Z|.
     * ``DT · G`` (``G : Z ⇒ F``): ``[[A · G]](x, w) = G([[A]](x, w))``; no
@@ -316,8 +346,7 @@ def concat(left: DT | DataFunction, right: DT | DataFunction, *, assume: bool = 
     _check_arity(len(left.final), len(right.initial), "A1 · A2: A1's final states",
                  "A2's initial states")
     _require(left.facts.output_synchronized, "A1 · A2: output synchronization of A1", assume)
-    _require(right.facts.restartable, "A1 · A2: restartability of A2", assume)
-    return _concat(left, right)
+    return _concat(left, _restartable(right, "A1 · A2: restartability of A2", assume))
 
 
 def _check_arity(n: int, m: int, what: str, against: str) -> None:
@@ -353,7 +382,8 @@ def iterate(a: DT, *, assume: bool = False) -> DT:
     If A produces output on the empty word, the cycle carries a defined value
     round and A* is ⊤ on the empty word (the paper's "always ⊤"; later
     outputs are ⊤ only where that ⊤ still reaches the loop). Restartable and
-    output-synchronized when A is (Theorem 5.5). ``assume=True`` skips the precondition check.
+    output-synchronized when A is (Theorem 5.5). A that is not restartable is
+    replaced by its restartable form; ``assume=True`` skips the checks.
 
     Size: size(A) + |I| + 2·3|I|.
     """
@@ -361,8 +391,8 @@ def iterate(a: DT, *, assume: bool = False) -> DT:
         raise PreconditionError(
             f"iteration needs as many final as initial states: {len(a.initial)} ⇉ {len(a.final)}"
         )
-    _require(a.facts.restartable, "A*: restartability of A", assume)
     _require(a.facts.output_synchronized, "A*: output synchronization of A", assume)
+    a = _restartable(a, "A*: restartability of A", assume)
     b = Builder(a.alphabet)
     loop = b.states(a.initial)
     rename = b.embed(a)

@@ -115,6 +115,8 @@ examples:
   qre compile @sum.qre --dot sum.dot --emit sum.json
   qre check equiv 'iter(atom(a, cur), 0, +)' sum.json --alphabet a,b
   qre check restartable 'alphabet a, b; once(count() >= const(3))'
+  qre check restartable counter.json --convert restartable.json
+  qre compile 'iter(atom(a, cur), 0, +)' --to cra --emit sum-cra.json
   qre check language 'split(atom(a, cur), iter(atom(b, cur), 0, +), +)'
   qre run @sum.qre --input events.csv --key user --tag tag --value amount --output out.parquet
   qre diff local.csv spark.parquet --dependence 'by_key(user)'
@@ -160,6 +162,11 @@ restarted run and of the separate threads) replayed on the reference
 evaluator, on the DT as compiled as well. Compiled base queries are
 restartable (Theorem 5.7); temporal queries need not be. Also says whether
 the DT is output-synchronized.
+
+When it is not, the restartable form is built (seed 003, §5.2.2 last
+paragraph: through a deterministic cost register automaton, exponential at
+worst) and its cost printed; --convert writes it. Some DTs have none (one
+that outputs with every input undefined, say): the reason is printed.
 
 exit codes: 0 restartable, 1 not (a witness is printed), 2 error (or the
 search limit was reached).
@@ -373,7 +380,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", metavar="Q")
     p.add_argument("--stats", action="store_true", help="print all monitor statistics")
     p.add_argument("--dot", metavar="FILE", help="write the optimized DT as Graphviz DOT")
-    p.add_argument("--emit", metavar="FILE.json", help="write the optimized DT as JSON")
+    p.add_argument("--emit", metavar="FILE.json", help="write the optimized DT as JSON "
+                   "(with --to cra, its CRA)")
+    p.add_argument("--to", choices=("dt", "cra"), default="dt",
+                   help="cra: also translate the optimized DT to a deterministic cost register "
+                        "automaton (seed 003, Theorem 5.8; up to 2^states control states) and "
+                        "print its size")
     json_flag(p)
     p.set_defaults(handler="cmd_compile")
 
@@ -401,9 +413,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: the union of the tags they mention)")
     p.add_argument("--statuses", action="store_true",
                    help="compare statuses only (Theorem 5.3): always decided")
-    add_check("restartable", "cmd_restartable", "restartability (Definition 5.4)",
-              _RESTARTABLE_DESCRIPTION, ("Q",), "--max-states",
-              "give up (exit 2) beyond N search nodes")
+    p = add_check("restartable", "cmd_restartable", "restartability (Definition 5.4)",
+                  _RESTARTABLE_DESCRIPTION, ("Q",), "--max-states",
+                  "give up (exit 2) beyond N search nodes")
+    p.add_argument("--convert", metavar="FILE.json",
+                   help="write a restartable DT equivalent to Q's as JSON (Q's own DT if it "
+                        "is restartable)")
     add_check("language", "cmd_language", "emptiness / universality of L and L-bar",
               _LANGUAGE_DESCRIPTION, ("Q",), "--max-configs",
               "give up (exit 2) beyond N configurations")

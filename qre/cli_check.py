@@ -2,7 +2,8 @@
 
 A query's DT, its sizes and the decision procedures of package ``dt`` on it
 (statuses, Theorem 5.3; values, :mod:`dt.value_equivalence`; restartability,
-Theorem 5.6; languages, Theorem 5.2); :mod:`qre.cli` documents the options and the
+Theorem 5.6, and the restartable form, §5.2.2; languages, Theorem 5.2; the CRA,
+Theorem 5.8); :mod:`qre.cli` documents the options and the
 exit codes, parses the arguments and imports this module when one of its commands runs.
 """
 
@@ -16,7 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from dt import DT
+from dt.cra import cra_from_dt, make_restartable
+from dt.cra.json_io import cra_to_json
 from dt.equivalence import EquivalenceLimitError, StatusEquivalence, status_equivalent
+from dt.errors import PreconditionError
 from dt.languages import languages
 from dt.projection import status_vector
 from dt.restartability import RestartWitness, check_restartable, output_synchronized
@@ -77,10 +81,20 @@ def cmd_compile(args: argparse.Namespace) -> int:
         _write(args.dot, m.dt.to_dot())
         data["dot"] = args.dot
         lines.append(f"wrote DOT to {args.dot}")
+    text = m.dt.to_json() if args.emit else ""
+    if args.to == "cra":
+        if args.dot:
+            raise UsageError("--dot draws the DT; with --to cra use --emit for the CRA's JSON")
+        cra = cra_from_dt(m.dt)
+        data["cra"] = {"control_states": len(cra.states), "registers": len(cra.registers),
+                       "size": cra.size}
+        lines.append(f"CRA (Theorem 5.8): {len(cra.states)} control states, "
+                     f"{len(cra.registers)} registers, size {cra.size}")
+        text = cra_to_json(cra) if args.emit else ""
     if args.emit:
-        _write(args.emit, m.dt.to_json())
+        _write(args.emit, text)
         data["emit"] = args.emit
-        lines.append(f"wrote DT JSON to {args.emit}")
+        lines.append(f"wrote {args.to.upper()} JSON to {args.emit}")
     emit(args, data, lines)
     return EXIT_OK
 
@@ -237,8 +251,35 @@ def cmd_restartable(args: argparse.Namespace) -> int:
                       f"the run outputs: {', '.join(_status_names(w.restarted))}",
                       f"but no thread means: {', '.join(_status_names(w.separate))}"]
         lines.append(sync_line)
+        lines += _restartable_form(args, m.dt, data)
+    if answer.restartable and args.convert:
+        _write(args.convert, m.dt.to_json())
+        data["convert"] = args.convert
+        lines.append(f"wrote the DT (already restartable) to {args.convert}")
     emit(args, data, lines)
     return EXIT_OK if answer.restartable else EXIT_NO
+
+
+def _restartable_form(args: argparse.Namespace, dt: DT, data: dict[str, Any]) -> list[str]:
+    """Build the restartable form of a DT that is not restartable; write it with --convert."""
+    try:
+        conversion = make_restartable(dt, max_states=args.max_states)
+    except PreconditionError as e:
+        data["restartable_form"] = {"exists": False, "reason": str(e)}
+        return [f"no restartable form: {e}"]
+    result = conversion.dt
+    data["restartable_form"] = {"exists": True, "size": result.size,
+                                "states": len(result.states),
+                                "cra_control_states": len(conversion.cra.states),
+                                "seconds": round(conversion.seconds, 6)}
+    lines = [conversion.summary()]
+    if args.convert:
+        _write(args.convert, result.to_json())
+        data["convert"] = args.convert
+        lines.append(f"wrote it to {args.convert}")
+    else:
+        lines.append("write it with --convert FILE.json")
+    return lines
 
 
 def _replay_as_compiled(dt: DT, witness: RestartWitness) -> None:

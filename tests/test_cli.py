@@ -32,6 +32,8 @@ from paper_examples import paper_counterexample, paper_example
 from query_strategies import base_queries
 from util import same
 
+from dt.cra import cra_evaluate
+from dt.cra.json_io import cra_from_json
 from dt.model import DT, Transition
 from dt.projection import status_vector
 from dt.reference import evaluate
@@ -343,6 +345,46 @@ def test_restartable_reports_output_synchronization(capsys):
         Transition("b", frozenset({Var("i")}), "g", Var("i"))))
     code, out, _ = run_cli(capsys, "check", "restartable", _dt_file(d))
     assert "output-synchronized: no" in out
+
+
+def test_not_restartable_offers_and_writes_the_restartable_form(capsys, tmp_path):
+    """§5.2.2, last paragraph: the restartable form is built, its cost printed, and written
+    with --convert; it is restartable and computes what the DT does (dt.reference)."""
+    path, out_path = tmp_path / "bad.json", tmp_path / "good.json"
+    path.write_text(paper_counterexample().to_json())
+    code, out, _ = run_cli(capsys, "check", "restartable", str(path))
+    assert code == 1 and "restartable form: size 10 ->" in out and "--convert" in out
+    code, out, _ = run_cli(capsys, "check", "restartable", str(path), "--convert",
+                           str(out_path), "--json")
+    data = json.loads(out)
+    assert code == 1 and data["restartable_form"]["exists"] and data["convert"] == str(out_path)
+    made = DT.from_json(out_path.read_text())
+    assert run_cli(capsys, "check", "restartable", str(out_path))[0] == 0
+    word = [("a", 1.0), ("a", 2.0), ("b", 3.0), ("a", 4.0)]
+    assert evaluate(made, (5.0,), word) == evaluate(paper_counterexample(), (5.0,), word)
+
+
+def test_no_restartable_form_says_why(capsys):
+    d = DT(("a",), ("i", "f"), ("i",), ("f",), (Transition("init", frozenset(), "f",
+                                                           Const(1.0)),))
+    code, out, _ = run_cli(capsys, "check", "restartable", _dt_file(d))
+    assert code == 1 and "no restartable form: with every input ⊥" in out
+
+
+def test_compile_to_cra(capsys, tmp_path):
+    """Theorem 5.8: the CRA of the optimized DT, its size printed and its JSON written; it
+    computes the DT's outputs."""
+    emit = tmp_path / "cra.json"
+    code, out, _ = run_cli(capsys, "compile", SUM, "--to", "cra", "--emit", str(emit))
+    assert code == 0 and "CRA (Theorem 5.8): 3 control states" in out
+    cra = cra_from_json(emit.read_text())
+    dt = qre(SUM).dt
+    word = [("a", 1.5), ("a", 2.0)]
+    assert cra_evaluate(cra, (0.0,), word) == evaluate(dt, (0.0,), word)
+    code, out, _ = run_cli(capsys, "compile", SUM, "--to", "cra", "--json")
+    assert json.loads(out)["cra"]["control_states"] == 3
+    assert_user_error(*run_cli(capsys, "compile", SUM, "--to", "cra", "--dot",
+                               str(tmp_path / "x.dot")))
 
 
 def _dt_file(d: DT) -> str:

@@ -421,15 +421,31 @@ def _unknown_facts(d: DT) -> DT:
     return DT(d.alphabet, d.states, d.initial, d.final, d.transitions)
 
 
-def test_concat_requires_a_restartable_right_side():
+def test_concat_decides_or_establishes_a_restartable_right_side():
+    """A right side of unknown restartability is decided (Theorem 5.6): kept when it is
+    restartable; otherwise replaced by its restartable form (§5.2.2, last paragraph), and
+    the concatenation still means the §5.2.2 union over splits of the *original* right side."""
     left = c.identity_atom(AB, "a")
     right = _unknown_facts(c.atom(AB, "b", Apply("add", (X, Cur()))))
     assert right.facts.restartable is None
-    with pytest.raises(PreconditionError):
-        c.concat(left, right)
     word = [("a", 1.0), ("b", 2.0)]
-    got = c.concat(left, right, assume=True)
-    assert_same_outputs(evaluate(got, (5.0,), word), concat_outputs(left, right, (5.0,), word))
+    kept = c.concat(left, right)
+    assert kept.facts.restartable is True and len(kept.states) == len(c.concat(left, right,
+                                                                              assume=True).states)
+    assert_same_outputs(evaluate(kept, (5.0,), word), concat_outputs(left, right, (5.0,), word))
+    # On b, i' := i and f' := i' + cur (the seed's counterexample, on b): every b answers.
+    keeps = DT(AB, ("i", "f"), ("i",), ("f",), (
+        Transition("b", frozenset({Var("i")}), "i", Var("i")),
+        Transition("b", frozenset({Var("i", True)}), "f", Apply("add", (Var("i", True), Cur()))),
+    ))
+    made = c.concat(left, keeps)
+    assert len(made.states) > len(c.concat(left, keeps, assume=True).states)
+    for word in ([("a", 1.0), ("b", 2.0), ("b", 3.0)], [("a", 1.0), ("a", 2.0), ("b", 3.0)]):
+        assert_same_outputs(evaluate(made, (5.0,), word), concat_outputs(left, keeps, (5.0,), word))
+    # A right side that outputs with no input has no restartable form.
+    loud = DT(AB, ("i", "f"), ("i",), ("f",), (Transition("b", frozenset(), "f", Const(1.0)),))
+    with pytest.raises(PreconditionError, match="every input ⊥"):
+        c.concat(left, loud)
 
 
 def test_concat_requires_an_output_synchronized_left_side():
@@ -445,8 +461,7 @@ def test_concat_requires_an_output_synchronized_left_side():
 
 def test_iterate_requires_restartable_and_square():
     body = _unknown_facts(c.identity_atom(AB, "a"))
-    with pytest.raises(PreconditionError):
-        c.iterate(body)
+    assert c.iterate(body).facts.restartable is True  # decided restartable, then kept
     c.iterate(body, assume=True)
     with pytest.raises(ValueError):
         c.iterate(c.parallel(c.identity_atom(AB, "a"), c.identity_atom(AB, "b")))

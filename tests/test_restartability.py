@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from paper_examples import paper_counterexample, paper_example
 from query_strategies import base_queries, temporal_queries
-from strategies import alphabets, arbitrary_dts, data_values, sized_words
+from restarts import restart_runs, restarted_vs_separate, x_vectors
+from strategies import alphabets, arbitrary_dts, sized_words
 from util import same_vector
 
 import dt.constructions as c
@@ -35,55 +36,13 @@ from dt.restartability import (
     restart_vectors,
 )
 from dt.terms import Apply, Const, Cur, Var
-from dt.values import BOT, TOP, XValue, union
+from dt.values import BOT, TOP
 from dt.windows import event_fold, running_fold
 from qre.language.compiler import compile_query
 from qre.language.sugar import variance_fold
 from qre.language.typing import check
 
 # --------------------------------------------------------------------------- independent oracle
-
-
-def restarted_vs_separate(dt: DT, word, threads) -> list[tuple[tuple, tuple]]:
-    """After every prefix: (outputs of the run restarted with the threads' vectors,
-    union of the outputs of the threads run separately), with dt.reference only.
-
-    ``threads``: (position, data vector in X); position 0 is Δ_i, t ≥ 1 is Δ_{σ_t, x}.
-    """
-    bottom = (BOT,) * len(dt.initial)
-    restarts: dict[int, tuple] = {}
-    for position, x in threads:
-        restarts[position] = tuple(union(a, b) for a, b in zip(restarts.get(position, bottom), x,
-                                                                strict=True))
-    config = initial_config(dt, restarts.get(0, bottom))
-    single = [outputs(dt, config)]
-    for t, (tag, d) in enumerate(word, start=1):
-        config = step(dt, config, tag, d, restart=restarts.get(t))
-        single.append(outputs(dt, config))
-    joined: list[tuple[XValue, ...]] = [(BOT,) * len(dt.final) for _ in single]
-    for position, x in threads:
-        thread = initial_config(dt, x)
-        for t in range(position, len(word) + 1):
-            if t > position:
-                tag, d = word[t - 1]
-                thread = step(dt, thread, tag, d)
-            joined[t] = tuple(union(a, b) for a, b in zip(joined[t], outputs(dt, thread),
-                                                          strict=True))
-    return list(zip(single, joined, strict=True))
-
-
-def x_vectors(n: int):
-    """Data vectors of X = {⊥}^I ∪ (D ∪ {⊤})^I."""
-    return st.one_of(st.just((BOT,) * n),
-                     st.tuples(*[st.one_of(st.just(TOP), data_values)] * n))
-
-
-@st.composite
-def restart_runs(draw, dt: DT):
-    word = draw(sized_words(dt.alphabet, max_len=6))
-    positions = st.integers(0, len(word))
-    threads = draw(st.lists(st.tuples(positions, x_vectors(len(dt.initial))), max_size=4))
-    return word, threads
 
 
 def assert_witness_replays(dt: DT, result: Restartability) -> None:

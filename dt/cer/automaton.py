@@ -34,6 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
+from ..graphs import co_reachable
 from .pattern import Alt, Contiguity, Gap, Junction, MatchQuery, Pattern, Repeat, Seq, Var, Within
 
 __all__ = ["MAX_POSITIONS", "MAX_TRANSITIONS", "Automaton", "Position", "Scope",
@@ -182,16 +183,7 @@ class _Builder:
 
 def _coreachable(final: set[int], transitions: Sequence[Transition]) -> set[int]:
     """The positions from which a final one can be reached."""
-    sources: dict[int, list[int]] = {}
-    for t in transitions:
-        sources.setdefault(t.target, []).append(t.source)
-    live, todo = set(final), list(final)
-    while todo:
-        for p in sources.get(todo.pop(), ()):
-            if p not in live:
-                live.add(p)
-                todo.append(p)
-    return live
+    return co_reachable(final, ((t.source, t.target) for t in transitions))
 
 
 def automaton(query: MatchQuery) -> Automaton:

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Literal
 
+from dt.graphs import co_reachable
 from dt.model import DT
 from dt.projection import unit_evaluator
 
@@ -626,18 +627,7 @@ class _NFA:
 
 def _co_reachable(d: DFA) -> set[int]:
     """States from which an accepting state is reachable."""
-    preds: list[list[int]] = [[] for _ in range(d.n_states)]
-    for s, row in enumerate(d.delta):
-        for t in row:
-            preds[t].append(s)
-    live = set(d.accepting)
-    stack = list(live)
-    while stack:
-        for p in preds[stack.pop()]:
-            if p not in live:
-                live.add(p)
-                stack.append(p)
-    return live
+    return co_reachable(d.accepting, ((s, t) for s, row in enumerate(d.delta) for t in row))
 
 
 def to_dfa(r: Regex, alphabet: Iterable[str]) -> DFA:
