@@ -108,7 +108,9 @@ EXIT_ERROR = 2
 EXIT_UNDECIDED = 3
 
 _EPILOG = """\
-Q is query text, @path/to/file.qre, or a path ending in .json holding a DT.
+Q is query text, @path/to/file.qre, a path ending in .json holding a DT, or
+one ending in .py holding a streaming algorithm (init, update(tag, cur),
+output; see docs/API.md).
 
 examples:
   qre compile 'iter(atom(a, cur), 0, +)' --stats
@@ -306,7 +308,8 @@ class _Parser(argparse.ArgumentParser):
 
 def load_query(spec: str, alphabet: Sequence[str] | None = None, *,
                matches: bool = False) -> Monitor | Matcher | Joiner:
-    """A monitor for ``spec``: query text, ``@file`` (query text) or ``*.json`` (a DT);
+    """A monitor for ``spec``: query text, ``@file`` (query text), ``*.json`` (a DT) or
+    ``*.py`` (a streaming algorithm, :mod:`qre.language.algorithm`);
     a ``match(...)`` query's :class:`~qre.runtime.cer.matches.Matcher` (a ``join(...)``
     query's :class:`~qre.runtime.dataflow.joins.Joiner`) where ``matches`` (``qre run``),
     else a usage error: it has no DT to compile or check."""
@@ -316,13 +319,17 @@ def load_query(spec: str, alphabet: Sequence[str] | None = None, *,
     from .api import qre
     from .runtime.monitor import Monitor
 
-    if spec.endswith(".json") and not spec.startswith("@"):
-        return Monitor.from_dt(DT.from_json(read_text(spec)), alphabet)
+    if spec.endswith((".json", ".py")) and not spec.startswith("@"):
+        spec = f"@{spec}"
     text = spec
     if spec.startswith("@"):
         text = read_text(spec[1:])
         if spec.endswith(".json"):
             return Monitor.from_dt(DT.from_json(text), alphabet)
+        if spec.endswith(".py"):  # a streaming algorithm (Theorem 5.11)
+            from .language.algorithm import algorithm_dt
+
+            return Monitor.from_dt(algorithm_dt(text, alphabet), alphabet)
     m = qre(text, alphabet)
     if not matches and not isinstance(m, Monitor):
         word, rows = ("join", "pairs") if m.__class__.__name__ == "Joiner" else ("match", "matches")
@@ -506,6 +513,8 @@ def main(argv: list[str] | None = None) -> int:
         return int(e.code or 0) if not isinstance(e.code, str) else EXIT_ERROR
     # Imported once there is a command to run (see the module docstring): the located
     # query errors' class comes with the compiler.
+    from dt.errors import SourceError
+
     from .language.errors import QreError
 
     try:
@@ -516,8 +525,9 @@ def main(argv: list[str] | None = None) -> int:
         # so no message; stdout goes to devnull so that Python's exit flush stays quiet.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return EXIT_ERROR
-    except QreError as e:
-        # A query error keeps its located message: line, column and caret.
+    except (QreError, SourceError) as e:
+        # A query's (or an algorithm's, or a term's) error keeps its located message:
+        # line, column and caret.
         print(f"qre: {e}", file=sys.stderr)
     except RecursionError:
         # A safety net: the parser's nesting limit (lets included) keeps every stage

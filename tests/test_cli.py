@@ -387,6 +387,26 @@ def test_compile_to_cra(capsys, tmp_path):
                                str(tmp_path / "x.dot")))
 
 
+ALGORITHM = examples.read_text("sum_since_alarm.py")
+
+
+def test_a_streaming_algorithm_file_runs_and_checks(capsys, tmp_path):
+    """A .py file is a streaming algorithm (Theorem 5.11): run, compiled, checked; a
+    condition on data is refused with its line, column and caret."""
+    algo, events = tmp_path / "alarm.py", tmp_path / "events.csv"
+    algo.write_text(ALGORITHM)
+    events.write_text("tag,value\nok,1\nalarm,2\nok,3\nreset,4\nok,5\nalarm,1\n")
+    code, out, _ = run_cli(capsys, "run", str(algo), "--input", str(events), "--value",
+                           "value", "--prefix", "q_")
+    frame = pd.read_csv(io.StringIO(out))
+    assert code == 0 and frame["q_value"].fillna(-1).tolist() == [-1, 3.0, 6.0, -1, -1, 10.0]
+    code, out, _ = run_cli(capsys, "check", "restartable", str(algo))
+    assert code == 1 and "no restartable form: with every input ⊥" in out
+    algo.write_text(ALGORITHM.replace("if seen:", "if total > 3:"))
+    code, out, err = run_cli(capsys, "compile", str(algo))
+    assert code == 2 and "regularity" in err and "line 26, column 8" in err and "^" in err
+
+
 def _dt_file(d: DT) -> str:
     path = Path(tempfile.mkdtemp()) / "d.json"
     path.write_text(d.to_json())

@@ -14,6 +14,8 @@ run from any installation, not only from a checkout. The files:
 ``two_days.qre``           is the mean of the last five readings always more than
                            two standard deviations above the mean over the last
                            two days? (§5.3 exactly as stated: sliding windows)
+``sum_since_alarm.py``     a streaming algorithm (§5.4.3): the sum of the values,
+                           present while an alarm holds
 =========================  ===================================================
 
 >>> read_text("failed_since_ok.qre").splitlines()[1]
@@ -29,7 +31,7 @@ from pathlib import Path
 __all__ = ["NAMES", "as_file", "read_text"]
 
 NAMES = ("events.csv", "running_sum.json", "logins.csv", "failed_since_ok.qre",
-         "last_five.qre", "last_five_core.qre", "two_days.qre")
+         "last_five.qre", "last_five_core.qre", "two_days.qre", "sum_since_alarm.py")
 """The bundled files."""
 
 
