@@ -26,7 +26,10 @@ and folds) and :mod:`~dt.metric` (metric-bounded past operators, O(K) per event)
 values, :mod:`~dt.symbolic` (symbolic evaluation, normalized hash-consed
 terms) and :mod:`~dt.value_equivalence` (proof by inductive invariant,
 bounded symbolic search, random testing), then
-:mod:`~dt.json_io`, :mod:`~dt.render`.
+:mod:`~dt.json_io`, :mod:`~dt.render`. Beside the DT, the automata it is
+compared with (§5.4): :mod:`dt.cra` (cost register automata, Theorem 5.8, and
+the restartable form of §5.2.2) and :mod:`dt.afa` (reversed alternating
+automata, §5.4.2); :mod:`~dt.graphs` holds their shared reachability.
 """
 
 from .errors import DTError, EvaluationError, PreconditionError, SourceError, TermSyntaxError
