@@ -32,7 +32,7 @@ from dt.errors import PreconditionError
 from dt.model import DT, EPS, Transition
 from dt.projection import unit_evaluate
 from dt.terms import Const, Var
-from qre.language.automata import dt_language
+from qre.language.automata import dt_language, equivalent
 
 AB = ("a", "b")
 
@@ -85,6 +85,9 @@ def test_the_rafa_of_an_acyclic_dt_accepts_its_extended_language(dt, word):
     # §5.4.2: δ's size is bounded by the DT's (per tag: its transitions fire on every tag).
     assert formula_size(rafa.delta.values()) <= len(AB) * dt.size + 2
     assert accepted(dt_from_rafa(rafa), word) == accepted(dt, word)
+    # Decided for every tag string: the minimal DFAs of L̄ (⋆ and ⊤ may differ: the
+    # translation keeps whether a state is ⊥, which is what L̄ reads).
+    assert equivalent(dt_language(dt_from_rafa(rafa)), dt_language(dt)) is None
 
 
 def test_a_cyclic_dt_is_refused():

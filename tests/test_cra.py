@@ -28,8 +28,8 @@ from dt.cra import (
     Update,
     cra_evaluate,
     cra_from_dt,
+    cra_to_dt,
     make_restartable,
-    restartable_dt,
 )
 from dt.cra.families import seen_tags_sum
 from dt.cra.json_io import cra_from_json, cra_to_json
@@ -39,6 +39,7 @@ from dt.projection import status_vector
 from dt.reference import evaluate
 from dt.restartability import check_restartable
 from dt.terms import Const, Cur, Var, parse_term
+from dt.value_equivalence import value_equivalent
 from dt.values import BOT, TOP
 
 # --------------------------------------------------------------------------- DT → CRA
@@ -146,6 +147,9 @@ def test_the_counterexample_of_5_2_2_becomes_restartable():
     assert check_restartable(conversion.dt).restartable
     assert conversion.dt.facts.restartable is True
     assert "control states" in conversion.summary()
+    # qre check equiv's procedure proves the values equal on every data word.
+    answer = value_equivalent(dt, conversion.dt)
+    assert answer.equivalent and answer.proven, answer.summary()
     word = [("a", 1.0), ("a", 2.0), ("b", 4.0), ("a", 8.0)]
     for x in ((5.0,), (BOT,), (TOP,)):
         assert_same_outputs(evaluate(conversion.dt, x, word), evaluate(dt, x, word))
@@ -240,6 +244,21 @@ def test_concatenation_and_iteration_take_any_dt(data):
     assert_same_outputs(evaluate(looped, x, word), iterate_outputs(right, x, word))
 
 
-def test_restartable_dt_of_a_silent_cra_has_no_transitions():
+def test_the_dt_of_a_silent_cra_has_no_transitions():
     cra = cra_from_dt(DT(("a",), ("i", "f"), ("i",), ("f",), ()))
-    assert restartable_dt(cra).transitions == ()
+    assert cra_to_dt(cra).transitions == ()
+
+
+@given(data=st.data())
+@settings(max_examples=120)
+def test_theorem_5_8_both_ways_for_functions_of_the_word(data):
+    """A DT without inputs (a function of the word, as the seed's CRAs compute) → its CRA
+    → a DT again (one thread, started at initialization): the same outputs, status and
+    value, on every prefix — also when the DT outputs from nothing (no restart here)."""
+    dt = data.draw(st.one_of(arbitrary_dts(max_states=4, max_transitions=7), cyclic_dts()))
+    dt = DT(dt.alphabet, dt.states, (), dt.final, dt.transitions)
+    back = cra_to_dt(cra_from_dt(dt), restartable=False)
+    assert back.facts.restartable is None
+    for _ in range(3):
+        word = data.draw(sized_words(dt.alphabet, max_len=6))
+        assert_same_outputs(evaluate(back, (), word), evaluate(dt, (), word))

@@ -3,7 +3,7 @@
 Pipeline position: beside the DT (``dt``), not on the query path. Takes a
 :class:`~dt.model.DT`; returns a deterministic copyful CRA
 (:func:`cra_from_dt`, Theorem 5.8), a restartable DT from a CRA
-(:func:`restartable_dt`), or both composed — a restartable DT equivalent to
+(:func:`cra_to_dt`; also the plain DT of a CRA), or both composed — a restartable DT equivalent to
 any DT that has one (:func:`make_restartable`), which lets
 :func:`dt.constructions.concat` and :func:`~dt.constructions.iterate` take
 any DT.
@@ -22,7 +22,7 @@ from .from_dt import cra_from_dt
 from .model import CONFLICT, CRA, Step, Update
 from .reference import cra_evaluate
 from .restartable import Conversion, make_restartable
-from .to_dt import NoRestartableForm, restartable_dt
+from .to_dt import NoRestartableForm, cra_to_dt
 
 __all__ = ["CONFLICT", "CRA", "Conversion", "NoRestartableForm", "Step", "Update",
-           "cra_evaluate", "cra_from_dt", "make_restartable", "restartable_dt"]
+           "cra_evaluate", "cra_from_dt", "cra_to_dt", "make_restartable"]

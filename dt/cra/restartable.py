@@ -1,7 +1,7 @@
 """Making a DT restartable (seed 003, §5.2.2, last paragraph): DT → CRA → restartable DT.
 
 Theorem 5.8's two translations composed: :func:`~dt.cra.from_dt.cra_from_dt`
-(exponential in general) then :func:`~dt.cra.to_dt.restartable_dt` (linear).
+(exponential in general) then :func:`~dt.cra.to_dt.cra_to_dt` (linear).
 The result computes the same outputs as the DT on every initial vector a
 restarted thread can start with — all ⊥, or none ⊥ (Definition 5.4's X) —
 and is restartable by construction. Mixed vectors (some inputs ⊥) give ⊥.
@@ -30,7 +30,7 @@ from ..model import DT
 from ..restartability import restart_vectors
 from .from_dt import cra_from_dt
 from .model import CRA
-from .to_dt import NoRestartableForm, restartable_dt
+from .to_dt import NoRestartableForm, cra_to_dt
 
 __all__ = ["Conversion", "make_restartable"]
 
@@ -61,7 +61,7 @@ def make_restartable(dt: DT, *, max_states: int = 100_000) -> Conversion:
     show why, or a PreconditionError when the CRA exceeds ``max_states``."""
     began = time.perf_counter()
     cra = cra_from_dt(dt, max_states=max_states)
-    result = restartable_dt(cra)
+    result = cra_to_dt(cra)
     facts = {"output_synchronized": dt.facts.output_synchronized}
     result = result.with_facts(**facts) if len(dt.final) > 1 else result
     for v in restart_vectors(len(dt.initial)):
@@ -80,5 +80,5 @@ def make_restartable(dt: DT, *, max_states: int = 100_000) -> Conversion:
                 f"the thread construction {want}{why}", answer.counterexample, tuple(v))
     seconds = time.perf_counter() - began
     conversion = Conversion(dt, cra, result, seconds)
-    log.info("%s", conversion.summary())
+    log.debug("%s", conversion.summary())
     return conversion

@@ -1,4 +1,4 @@
-"""CRA → restartable DT (seed 003, Theorem 5.8, the direction "SR ⊆ DT"; §5.2.2, last paragraph).
+"""CRA → DT, restartable (seed 003, Theorem 5.8, the direction "SR ⊆ DT"; §5.2.2, last paragraph).
 
 The seed's sketch: a CRA with control states P and registers X becomes a DT
 with states P × X. Here each control state p is a *slot*: DT states
@@ -28,7 +28,10 @@ transitions in that step (Δ_i against Δ_σ).
 Preconditions (checked; :class:`~dt.errors.PreconditionError`): no name is
 both an input and an output, and a run started with every input ⊥ outputs
 nothing ever (Definition 5.4 (i) with no thread: such a run *is* the restarted
-DT with no thread). With mixed inputs (some ⊥, some not — not restart vectors)
+DT with no thread). Without restarts (``restartable=False``) the thread
+starts at initialization only, and a CRA without inputs — a function of the
+word, as the seed's CRAs are — needs no precondition: its one thread starts
+from nothing. With mixed inputs (some ⊥, some not — not restart vectors)
 the DT outputs ⊥; with a ⊤ input the marker is ⊤, so a register that reads
 only the marker (a constant, or ``cur``) is ⊤ where the CRA holds a value:
 exact when no such register meets a ⊤-free output path — the conversion
@@ -48,11 +51,11 @@ from collections.abc import Callable
 
 from ..errors import PreconditionError
 from ..graphs import co_reachable
-from ..model import DT, EPS, Facts, Transition
+from ..model import DT, EPS, INIT, Facts, Transition
 from ..terms import Const, Var
 from .model import CRA, Update
 
-__all__ = ["NoRestartableForm", "restartable_dt", "silent_without_input"]
+__all__ = ["NoRestartableForm", "cra_to_dt", "silent_without_input"]
 
 _MARK = Const(0.0)
 """The marker's value: any data value (only its status matters)."""
@@ -128,36 +131,44 @@ def _value(on: str, target: str, u: Update, read: Callable[[str], Var],
     return [Transition(on, sources, target, u.term.rename(mapping))]
 
 
-def restartable_dt(cra: CRA) -> DT:
-    """The restartable DT of ``cra`` (module docstring); facts: restartable."""
+def cra_to_dt(cra: CRA, *, restartable: bool = True) -> DT:
+    """The DT of ``cra`` (module docstring).
+
+    ``restartable=True``: a thread starts at initialization and on every restart (ε);
+    facts: restartable. ``restartable=False``: one thread, started at initialization
+    only (label ``init``) — Theorem 5.8's direction for every CRA without inputs (the
+    seed's CRAs compute functions of the word alone: the start marker has no source),
+    and for one with inputs whose all-⊥ start never outputs.
+    """
     if set(cra.inputs) & set(cra.outputs):
         both = ", ".join(sorted(set(cra.inputs) & set(cra.outputs)))
-        raise PreconditionError(f"{both} is both an input and an output: a restartable DT "
-                                f"needs them apart (a restart would seed an output)")
-    loud = silent_without_input(cra)
-    if loud is not None:
-        raise NoRestartableForm(
-            f"with every input ⊥ the run outputs after tags ({', '.join(loud) or 'none'}): "
-            f"no restartable DT does (Definition 5.4 (i) with no thread)",
-            loud, (0,) * len(cra.inputs))
+        raise PreconditionError(f"{both} is both an input and an output: the DT needs them "
+                                f"apart (a start would seed an output)")
+    if cra.inputs or restartable:
+        loud = silent_without_input(cra)
+        if loud is not None:
+            raise NoRestartableForm(
+                f"with every input ⊥ the run outputs after tags ({', '.join(loud) or 'none'}): "
+                f"no restartable DT does (Definition 5.4 (i) with no thread), and no thread "
+                f"starts from inputs that are all ⊥", loud, (0,) * len(cra.inputs))
     names = _Slots(cra)
     states: list[str] = [*cra.inputs, *cra.outputs]
-    if not cra.inputs:  # no thread ever starts; silent, so every output is ⊥
-        return DT(cra.alphabet, tuple(states), (), cra.outputs, (), Facts(restartable=True))
+    facts = Facts(restartable=True if restartable else None)
     first = cra.start[(1,) * len(cra.inputs)]
     useful = _may_output(cra)
-    if first.target not in useful:  # no thread ever outputs
-        return DT(cra.alphabet, tuple(states), cra.inputs, cra.outputs, (),
-                  Facts(restartable=True))
+    if first.target not in useful or (restartable and not cra.inputs):
+        # No thread ever outputs (or, restartable without inputs, none ever starts).
+        return DT(cra.alphabet, tuple(states), cra.inputs, cra.outputs, (), facts)
     slots = [(START, first.target), *((p, p) for p in cra.states if p in useful)]
     for slot, p in slots:
         states.append(names.marker(slot))
         states += [names.register(slot, r) for r in cra.live[p]]
-    # A thread starts in the start slot at initialization and on every restart.
+    begin = EPS if restartable else INIT
     start_mark = Var(names.marker(START), True)
-    out = [Transition(EPS, frozenset(Var(i, True) for i in cra.inputs), start_mark.name, _MARK)]
+    out = [Transition(begin, frozenset(Var(i, True) for i in cra.inputs), start_mark.name,
+                      _MARK)]
     for r, u in first.updates.items():
-        out += _value(EPS, names.register(START, r), u, lambda i: Var(i, True), start_mark)
+        out += _value(begin, names.register(START, r), u, lambda i: Var(i, True), start_mark)
     for slot, p in slots:
         old_mark, new_mark = Var(names.marker(slot)), Var(names.marker(slot), True)
         for tag in cra.alphabet:
@@ -172,5 +183,4 @@ def restartable_dt(cra: CRA) -> DT:
             if u is not None:
                 out += _value(EPS, f, u, lambda x, slot=slot: Var(names.register(slot, x), True),
                               new_mark)
-    return DT(cra.alphabet, tuple(states), cra.inputs, cra.outputs, tuple(out),
-              Facts(restartable=True))
+    return DT(cra.alphabet, tuple(states), cra.inputs, cra.outputs, tuple(out), facts)
