@@ -29,7 +29,8 @@ bounded symbolic search, random testing), then
 :mod:`~dt.json_io`, :mod:`~dt.render`. Beside the DT, the automata it is
 compared with (§5.4): :mod:`dt.cra` (cost register automata, Theorem 5.8, and
 the restartable form of §5.2.2) and :mod:`dt.afa` (reversed alternating
-automata, §5.4.2); :mod:`~dt.graphs` holds their shared reachability.
+automata, §5.4.2); :mod:`~dt.graphs` holds their shared reachability and :mod:`~dt.boolean` the
+Boolean connectives the r-AFA shares with the streaming-algorithm IR.
 """
 
 from .errors import DTError, EvaluationError, PreconditionError, SourceError, TermSyntaxError

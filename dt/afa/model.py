@@ -7,10 +7,10 @@ valuation before σ. ``initial`` is the set of states true on the empty
 string; the string is accepted when ``final`` is true. (An AFA reading the
 string backwards accepts the same language.)
 
-Formulas are frozen dataclasses — :class:`Lit`, :class:`Neg`, :class:`Both`,
-:class:`Either`, :data:`TRUE`, :data:`FALSE` — compared by value, so equal
-subformulas are one node in :func:`formula_size` (the DAG's size, what the
-translations keep linear).
+Formulas are the connectives of :mod:`dt.boolean` (:class:`Neg`,
+:class:`Both`, :class:`Either`, :data:`TRUE`, :data:`FALSE`) over literals
+:class:`Lit`, compared by value, so equal subformulas are one node in
+:func:`formula_size` (the DAG's size, what the translations keep linear).
 """
 
 from __future__ import annotations
@@ -18,18 +18,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from ..boolean import FALSE, TRUE, Both, Either, Neg, Truth, children, node_count
 from ..errors import DTError
 
 __all__ = ["FALSE", "RAFA", "TRUE", "Both", "Either", "Formula", "Lit", "Neg", "Truth",
            "evaluate_formula", "formula_size"]
-
-
-@dataclass(frozen=True)
-class Truth:
-    value: bool
-
-
-TRUE, FALSE = Truth(True), Truth(False)
 
 
 @dataclass(frozen=True)
@@ -39,44 +32,12 @@ class Lit:
     q: str
 
 
-@dataclass(frozen=True)
-class Neg:
-    arg: Formula
-
-
-@dataclass(frozen=True)
-class Both:
-    left: Formula
-    right: Formula
-
-
-@dataclass(frozen=True)
-class Either:
-    left: Formula
-    right: Formula
-
-
 Formula = Truth | Lit | Neg | Both | Either
-
-
-def _children(f: Formula) -> tuple[Formula, ...]:
-    if isinstance(f, Neg):
-        return (f.arg,)
-    if isinstance(f, Both | Either):
-        return (f.left, f.right)
-    return ()
 
 
 def formula_size(formulas: Iterable[Formula]) -> int:
     """Distinct nodes of the formulas (equal subformulas counted once)."""
-    seen: set[Formula] = set()
-    stack = list(formulas)
-    while stack:
-        f = stack.pop()
-        if f not in seen:
-            seen.add(f)
-            stack.extend(_children(f))
-    return len(seen)
+    return node_count(formulas)
 
 
 def evaluate_formula(f: Formula, previous: Mapping[str, bool]) -> bool:
@@ -97,7 +58,7 @@ def _literals(f: Formula) -> Iterable[str]:
         g = stack.pop()
         if isinstance(g, Lit):
             yield g.q
-        stack.extend(_children(g))
+        stack.extend(children(g))
 
 
 @dataclass(frozen=True, eq=False)

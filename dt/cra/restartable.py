@@ -62,8 +62,8 @@ def make_restartable(dt: DT, *, max_states: int = 100_000) -> Conversion:
     began = time.perf_counter()
     cra = cra_from_dt(dt, max_states=max_states)
     result = cra_to_dt(cra)
-    facts = {"output_synchronized": dt.facts.output_synchronized}
-    result = result.with_facts(**facts) if len(dt.final) > 1 else result
+    if len(dt.final) > 1:  # the same outputs on restart vectors: the same synchronization
+        result = result.with_facts(output_synchronized=dt.facts.output_synchronized)
     for v in restart_vectors(len(dt.initial)):
         answer = status_equivalent(dt, result, v, v)
         if not answer.equivalent:

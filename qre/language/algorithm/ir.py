@@ -18,17 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from dt.boolean import Both, Either, Neg, Truth, tree_size
 from dt.terms import Term
 
-__all__ = ["Algorithm", "And", "Assign", "BConst", "BVar", "BoolExpr", "If", "Not", "Or",
-           "Statement", "TagIn"]
-
-
-@dataclass(frozen=True)
-class BConst:
-    """``True`` or ``False``."""
-
-    value: bool
+__all__ = ["Algorithm", "Assign", "BVar", "BoolExpr", "If", "Statement", "TagIn"]
 
 
 @dataclass(frozen=True)
@@ -45,24 +38,8 @@ class TagIn:
     tags: frozenset[str]
 
 
-@dataclass(frozen=True)
-class Not:
-    arg: BoolExpr
-
-
-@dataclass(frozen=True)
-class And:
-    left: BoolExpr
-    right: BoolExpr
-
-
-@dataclass(frozen=True)
-class Or:
-    left: BoolExpr
-    right: BoolExpr
-
-
-BoolExpr = BConst | BVar | TagIn | Not | And | Or
+BoolExpr = Truth | BVar | TagIn | Neg | Both | Either
+"""A Boolean: :mod:`dt.boolean`'s connectives over constants, variables and tag tests."""
 
 
 @dataclass(frozen=True)
@@ -112,15 +89,7 @@ class Algorithm:
         """Statements, expression nodes and variables: what the DT's size is linear in."""
         return (len(self.inputs) + len(self.booleans) + len(self.data)
                 + _block_size(self.init) + _block_size(self.update)
-                + _bool_size(self.flag) + self.result.size)
-
-
-def _bool_size(e: BoolExpr) -> int:
-    if isinstance(e, Not):
-        return 1 + _bool_size(e.arg)
-    if isinstance(e, And | Or):
-        return 1 + _bool_size(e.left) + _bool_size(e.right)
-    return 1
+                + tree_size(self.flag) + self.result.size)
 
 
 def _block_size(block: tuple[Statement, ...]) -> int:
@@ -128,7 +97,7 @@ def _block_size(block: tuple[Statement, ...]) -> int:
     for s in block:
         if isinstance(s, Assign):
             value = s.value
-            total += 1 + (_bool_size(value) if not isinstance(value, Term) else value.size)
+            total += 1 + (tree_size(value) if not isinstance(value, Term) else value.size)
         else:
-            total += 1 + _bool_size(s.cond) + _block_size(s.then) + _block_size(s.orelse)
+            total += 1 + tree_size(s.cond) + _block_size(s.then) + _block_size(s.orelse)
     return total

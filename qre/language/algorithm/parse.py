@@ -48,10 +48,11 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from dt.boolean import Both, Either, Neg, Truth
 from dt.errors import SourceError
 from dt.terms import OPS, Apply, Const, Cur, Term, Var
 
-from .ir import Algorithm, And, Assign, BConst, BoolExpr, BVar, If, Not, Or, Statement, TagIn
+from .ir import Algorithm, Assign, BoolExpr, BVar, If, Statement, TagIn
 
 __all__ = ["parse_algorithm"]
 
@@ -101,7 +102,7 @@ class _Parser:
 
     def boolean(self, node: ast.expr, scope: _Scope) -> BoolExpr:
         if isinstance(node, ast.Constant) and isinstance(node.value, bool):
-            return BConst(node.value)
+            return Truth(node.value)
         if isinstance(node, ast.Name):
             kind = scope.kinds.get(node.id)
             if kind == "bool":
@@ -111,10 +112,10 @@ class _Parser:
                 raise self.error(f"{node.id} is data: {_REGULARITY}", node)
             raise self.error(f"unknown name {node.id}", node)
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            return Not(self.boolean(node.operand, scope))
+            return Neg(self.boolean(node.operand, scope))
         if isinstance(node, ast.BoolOp):
             parts = [self.boolean(v, scope) for v in node.values]
-            combine = And if isinstance(node.op, ast.And) else Or
+            combine = Both if isinstance(node.op, ast.And) else Either
             result = parts[0]
             for part in parts[1:]:
                 result = combine(result, part)
@@ -142,7 +143,7 @@ class _Parser:
         else:
             raise self.error("tags compare with ==, !=, in and not in", node)
         test: BoolExpr = TagIn(frozenset(tags))
-        return Not(test) if isinstance(op, ast.NotEq | ast.NotIn) else test
+        return Neg(test) if isinstance(op, ast.NotEq | ast.NotIn) else test
 
     def tag_literal(self, node: ast.expr) -> str:
         if not isinstance(node, ast.Constant) or not isinstance(node.value, str) or not node.value:
@@ -273,7 +274,7 @@ class _Parser:
             if isinstance(v, ast.IfExp) and isinstance(v.orelse, ast.Constant) \
                     and v.orelse.value is None:
                 return self.boolean(v.test, scope), self.data(v.body, scope)
-            return BConst(True), self.data(v, scope)
+            return Truth(True), self.data(v, scope)
         raise self.error(shape, stmt)
 
 

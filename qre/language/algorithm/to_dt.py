@@ -42,11 +42,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dt.boolean import Both, Either, Neg, Truth
 from dt.builder import Builder
 from dt.model import DT, EPS, INIT
 from dt.terms import Apply, Const, Cur, Term, Var
 
-from .ir import Algorithm, And, Assign, BConst, BoolExpr, BVar, If, Not, Or, Statement, TagIn
+from .ir import Algorithm, Assign, BoolExpr, BVar, If, Statement, TagIn
 
 __all__ = ["algorithm_to_dt"]
 
@@ -71,11 +72,7 @@ class _Program:
 
     def guard(self, sources: list[str | None], hint: str) -> str | None:
         """A state defined iff all ``sources`` are (None if one never is)."""
-        if any(s is None for s in sources):
-            return None
-        q = self.b.state(hint)
-        self.b.add(self.label, [Var(s, True) for s in sources], q, _UNIT)  # type: ignore[arg-type]
-        return q
+        return self.either([sources], hint)
 
     def either(self, options: list[list[str | None]], hint: str,
                values: list[str | None] | None = None) -> str | None:
@@ -93,19 +90,19 @@ class _Program:
         return q
 
     def boolean(self, e: BoolExpr, env: dict[str, Version]) -> Pair:
-        if isinstance(e, BConst):
+        if isinstance(e, Truth):
             return (self.root, None) if e.value else (None, self.root)
         if isinstance(e, BVar):
             return env[e.name]  # type: ignore[return-value]
-        if isinstance(e, Not):
+        if isinstance(e, Neg):
             t, f = self.boolean(e.arg, env)
             return f, t
         if isinstance(e, TagIn):
             return self.tag_test(e.tags)
         (lt, lf), (rt, rf) = self.boolean(e.left, env), self.boolean(e.right, env)
-        if isinstance(e, And):
+        if isinstance(e, Both):
             return (self.guard([lt, rt], "and_t"), self.either([[lf], [lt, rf]], "and_f"))
-        assert isinstance(e, Or)
+        assert isinstance(e, Either)
         return (self.either([[lt], [lf, rt]], "or_t"), self.guard([lf, rf], "or_f"))
 
     def tag_test(self, tags: frozenset[str]) -> Pair:
